@@ -1,0 +1,114 @@
+"""Argument checks shared by every module.
+
+Each check raises ``TypeError`` or ``ValueError`` with a message that names the argument and says what
+was expected. They are plain ``if`` statements rather than ``assert`` so that ``python -O`` keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+
+def check_positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def check_dropout(dropout: object) -> float:
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+    return float(dropout)
+
+
+def check_divisible(d_out: int, num_heads: int) -> int:
+    """Return ``head_dim`` after checking that the heads split ``d_out`` evenly."""
+    if d_out % num_heads != 0:
+        raise ValueError(
+            f"d_out must be divisible by num_heads, got d_out={d_out} and num_heads={num_heads} "
+            f"(d_out / num_heads = {d_out / num_heads:g})"
+        )
+    return d_out // num_heads
+
+
+def check_tensor(
+    name: str,
+    x: object,
+    dims: Sequence[str],
+    last_dim: int | None = None,
+    allow_unbatched: bool = False,
+) -> torch.Tensor:
+    """Check that ``x`` is a floating-point tensor laid out as ``dims``.
+
+    ``dims`` names the dimensions, e.g. ``("batch", "num_tokens", "d_in")``; with ``allow_unbatched``
+    the leading batch dimension may be missing. ``last_dim`` is the required size of the last one.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating-point tensor (e.g. torch.float32), got dtype {x.dtype}; "
+            f"token ids must go through an embedding layer first"
+        )
+    ranks = (len(dims) - 1, len(dims)) if allow_unbatched else (len(dims),)
+    if x.dim() not in ranks:
+        layout = ", ".join(dims)
+        rank_text = " or ".join(f"{r}-D" for r in ranks)
+        raise ValueError(
+            f"{name} must be a {rank_text} tensor of shape ({layout}), "
+            f"got a {x.dim()}-D tensor of shape {tuple(x.shape)}"
+        )
+    if last_dim is not None and x.shape[-1] != last_dim:
+        raise ValueError(
+            f"{name} must have size {last_dim} in its last dimension ({dims[-1]}), got shape {tuple(x.shape)}"
+        )
+    return x
+
+
+def check_num_tokens(num_tokens: int, context_length: int) -> None:
+    if num_tokens > context_length:
+        raise ValueError(
+            f"the input has {num_tokens} tokens, more than context_length={context_length}; "
+            f"shorten the input or create the module with a larger context_length"
+        )
+
+
+def check_valid_lens(valid_lens: object, batch_size: int, num_queries: int, num_keys: int) -> torch.Tensor:
+    """Check ``valid_lens`` of shape ``(batch,)`` or ``(batch, num_queries)`` with values in [0, num_keys]."""
+    if not isinstance(valid_lens, torch.Tensor):
+        raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
+    if valid_lens.shape not in ((batch_size,), (batch_size, num_queries)):
+        raise ValueError(
+            f"valid_lens must have shape (batch,) = ({batch_size},) or (batch, num_queries) = "
+            f"({batch_size}, {num_queries}), got {tuple(valid_lens.shape)}"
+        )
+    if valid_lens.dtype == torch.bool or valid_lens.is_complex():
+        raise TypeError(f"valid_lens must hold integer lengths, got dtype {valid_lens.dtype}")
+    if valid_lens.is_floating_point() and not torch.equal(valid_lens, valid_lens.round()):
+        raise ValueError(f"valid_lens must hold whole numbers, got {valid_lens.tolist()}")
+    if valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > num_keys):
+        raise ValueError(f"valid_lens must lie in [0, {num_keys}] (the number of keys), got {valid_lens.tolist()}")
+    return valid_lens
+
+
+def check_mask(name: str, mask: object, shape: Sequence[int], exact: bool = False) -> torch.Tensor:
+    """Check a boolean mask of exactly ``shape``, or (by default) one that broadcasts to ``shape``."""
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(f"{name} must be a boolean tensor (True = masked out), got dtype {mask.dtype}")
+    if exact:
+        if tuple(mask.shape) != tuple(shape):
+            raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+        return mask
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, tuple(shape))
+    except RuntimeError:
+        broadcast = None
+    if broadcast != tuple(shape):
+        raise ValueError(
+            f"{name} of shape {tuple(mask.shape)} does not broadcast to the attention scores' shape {tuple(shape)}"
+        )
+    return mask

@@ -1,0 +1,165 @@
+"""Multi-head causal self-attention: a stack of single heads, then one module with split weights."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._checks import (
+    check_divisible,
+    check_dropout,
+    check_mask,
+    check_num_tokens,
+    check_positive_int,
+    check_tensor,
+)
+from .causal import CausalAttention
+from .heads import merge_heads, split_heads
+from .masks import causal_mask, masked_softmax, to_sdpa_mask
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    """``num_heads`` independent :class:`CausalAttention` heads whose outputs are concatenated.
+
+    Args:
+        d_in: size of each input vector.
+        d_out: output size of *each* head.
+        context_length: the largest number of tokens the module accepts.
+        dropout: dropout probability on the attention weights, in [0, 1).
+        num_heads: number of heads.
+        qkv_bias: whether the projections have a bias.
+
+    Shape:
+        - Input ``x``: ``(batch, num_tokens, d_in)``.
+        - Output: ``(batch, num_tokens, num_heads * d_out)``.
+    """
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ) -> None:
+        super().__init__()
+        check_positive_int("num_heads", num_heads)
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head causal self-attention with one set of projections split into heads.
+
+    The projections ``W_query``, ``W_key``, ``W_value`` map ``d_in`` to ``d_out``; their outputs are
+    split into ``num_heads`` heads of ``head_dim = d_out // num_heads`` (:func:`split_heads`), each
+    head attends on its own, the heads are merged back (:func:`merge_heads`) and ``out_proj`` mixes
+    them. Parameters are created in the book's order (``W_query``, ``W_key``, ``W_value``,
+    ``out_proj``), so seeded results equal the book's.
+
+    Two paths compute the attention itself and agree to floating-point rounding:
+
+    * the fast path, :func:`torch.nn.functional.scaled_dot_product_attention` with ``is_causal``,
+      which never materializes the ``num_tokens x num_tokens`` weights (memory linear in the number of
+      tokens on backends with a fused kernel). Used by default.
+    * the explicit path: scores, :func:`masked_softmax`, dropout, weighted sum, exactly as the book
+      writes it. Used when ``need_weights=True`` (it returns the weights for plotting) or when the
+      attribute ``use_sdpa`` is False.
+
+    The causal mask buffer follows the same choice as :class:`CausalAttention`: boolean, moved by
+    ``.to(device)``, not in ``state_dict()``.
+
+    Args:
+        d_in: size of each input vector.
+        d_out: size of the output; must be divisible by ``num_heads``.
+        context_length: the largest number of tokens the module accepts.
+        dropout: dropout probability on the attention weights, in [0, 1).
+        num_heads: number of heads.
+        qkv_bias: whether ``W_query``, ``W_key`` and ``W_value`` have a bias (``out_proj`` always has).
+        use_sdpa: whether to take the fast path when the weights are not requested.
+
+    Shape:
+        - Input ``x``: ``(batch, num_tokens, d_in)`` with ``num_tokens <= context_length``.
+        - Input ``key_padding_mask``: ``(batch, num_tokens)``, boolean, True = padding (masked out).
+        - Output: ``(batch, num_tokens, d_out)``; with ``need_weights=True`` also the attention
+          weights, ``(batch, num_heads, num_tokens, num_tokens)``, after dropout.
+
+    A query whose every visible key is padding gets a context vector of zeros (before ``out_proj``)
+    on both paths, never ``nan``.
+    """
+
+    mask: torch.Tensor
+
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+        *,
+        use_sdpa: bool = True,
+    ) -> None:
+        super().__init__()
+        self.d_in = check_positive_int("d_in", d_in)
+        self.d_out = check_positive_int("d_out", d_out)
+        self.num_heads = check_positive_int("num_heads", num_heads)
+        self.head_dim = check_divisible(d_out, num_heads)
+        self.context_length = check_positive_int("context_length", context_length)
+        self.use_sdpa = use_sdpa
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(check_dropout(dropout))
+        self.register_buffer("mask", causal_mask(context_length), persistent=False)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        check_tensor("x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in)
+        b, num_tokens, _ = x.shape
+        check_num_tokens(num_tokens, self.context_length)
+        mask = self.mask[:num_tokens, :num_tokens]  # (num_tokens, num_tokens)
+        if key_padding_mask is not None:
+            check_mask("key_padding_mask", key_padding_mask, (b, num_tokens), exact=True)
+            # (num_tokens, num_tokens) | (b, 1, 1, num_tokens) -> (b, 1, num_tokens, num_tokens)
+            mask = mask | key_padding_mask[:, None, None, :]
+
+        queries = split_heads(self.W_query(x), self.num_heads)  # (b, t, d_out) -> (b, num_heads, t, head_dim)
+        keys = split_heads(self.W_key(x), self.num_heads)  # (b, t, d_out) -> (b, num_heads, t, head_dim)
+        values = split_heads(self.W_value(x), self.num_heads)  # (b, t, d_out) -> (b, num_heads, t, head_dim)
+
+        if need_weights or not self.use_sdpa:
+            attn_scores = queries @ keys.transpose(2, 3)  # (b, h, t, head_dim) @ (b, h, head_dim, t) -> (b, h, t, t)
+            attn_weights = masked_softmax(attn_scores / self.head_dim**0.5, mask)
+            attn_weights = self.dropout(attn_weights)
+            context_vec = attn_weights @ values  # (b, h, t, t) @ (b, h, t, head_dim) -> (b, h, t, head_dim)
+        else:
+            dropout_p = self.dropout.p if self.training else 0.0
+            if key_padding_mask is None:
+                context_vec = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p, is_causal=True)
+            else:
+                context_vec = F.scaled_dot_product_attention(
+                    queries, keys, values, attn_mask=to_sdpa_mask(mask), dropout_p=dropout_p
+                )
+                # Some backends return nan for a query that may attend to nothing; the explicit
+                # path returns zeros there, and so must this one.
+                fully_masked = mask.all(dim=-1, keepdim=True)  # (b, 1, t, 1)
+                context_vec = context_vec.masked_fill(fully_masked, 0.0)
+
+        context_vec = merge_heads(context_vec)  # (b, h, t, head_dim) -> (b, t, d_out)
+        context_vec = self.out_proj(context_vec)
+        if need_weights:
+            return context_vec, attn_weights
+        return context_vec

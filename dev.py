@@ -1,0 +1,79 @@
+"""Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
+
+The only requirement is Python 3.10 or newer. The first run creates ``.venv`` and installs what the
+task needs; later runs reinstall only when ``pyproject.toml`` or the torch pin changed.
+
+Environment variables:
+    TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below).
+    TORCH_INDEX_URL   an extra package index for torch, e.g. https://download.pytorch.org/whl/cpu
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
+TASKS = {
+    "test": "set up and run the whole test suite (extra arguments go to pytest)",
+    "lint": "run ruff over the repository",
+}
+
+
+def venv_bin(name: str) -> Path:
+    scripts = VENV / ("Scripts" if os.name == "nt" else "bin")
+    return scripts / (name + (".exe" if os.name == "nt" else ""))
+
+
+def run(*cmd: object) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
+
+
+def ensure_env(extra: str) -> None:
+    """Create ``.venv`` and install the package with ``extra``, unless the same install is in place."""
+    if not venv_bin("python").exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    fingerprint = hashlib.sha256(
+        (ROOT / "pyproject.toml").read_bytes() + f"{TORCH_SPEC}|{extra}|{sys.version}".encode()
+    ).hexdigest()
+    stamp = VENV / f".installed-{extra}"
+    if stamp.exists() and stamp.read_text() == fingerprint:
+        return
+    pip = [venv_bin("python"), "-m", "pip", "install", "--disable-pip-version-check"]
+    index = os.environ.get("TORCH_INDEX_URL")
+    # torch first, from its pin: the package's own `torch>=2.2` is then already satisfied and pip
+    # never reaches for the multi-GB CUDA build.
+    run(*pip, TORCH_SPEC, *(["--extra-index-url", index] if index else []))
+    run(*pip, "-e", f".[{extra}]")
+    stamp.write_text(fingerprint)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in TASKS:
+        print(__doc__)
+        for name, text in TASKS.items():
+            print(f"  python3 dev.py {name:<6} {text}")
+        return 2
+    task, args = argv[0], argv[1:]
+    ensure_env("test")
+    if task == "test":
+        cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
+        run(venv_bin("python"), "-m", "pytest", *cov, *args)
+    elif task == "lint":
+        run(venv_bin("ruff"), "check", ".")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except subprocess.CalledProcessError as error:
+        sys.exit(error.returncode)

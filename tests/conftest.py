@@ -1,0 +1,39 @@
+"""Shared fixtures: devices (CUDA cases marked ``gpu``), hypothesis profiles and small helpers."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+HAS_CUDA = torch.cuda.is_available()
+
+#: Parametrize over this to run a test on the CPU and, where present, on CUDA.
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")]),
+]
+
+# "default" is what the README's test command runs: fixed examples (derandomize), so a failure
+# reproduces on every machine. "thorough" draws fresh examples, ten times as many.
+settings.register_profile(
+    "default",
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(params=DEVICES)
+def device(request: pytest.FixtureRequest) -> torch.device:
+    return torch.device(request.param)
+
+
+def pytest_report_header() -> str:
+    cuda = torch.cuda.get_device_name(0) if HAS_CUDA else "none (gpu-marked tests are skipped)"
+    return f"torch {torch.__version__}; CUDA device: {cuda}"

@@ -1,0 +1,235 @@
+"""Every bad input raises a clear exception naming the argument and what was expected."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+import torch
+
+import attention_lib as al
+
+X = torch.randn(2, 4, 3)
+Q, K, V = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 2)
+
+BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
+    # d_out not divisible by num_heads
+    "mha d_out % num_heads": (
+        lambda: al.MultiHeadAttention(3, 5, 4, 0.0, num_heads=2),
+        ValueError,
+        r"d_out must be divisible by num_heads, got d_out=5 and num_heads=2",
+    ),
+    "general mha num_hiddens % num_heads": (
+        lambda: al.GeneralMultiHeadAttention(4, 4, 4, 10, 3, 0.0),
+        ValueError,
+        r"divisible by num_heads",
+    ),
+    "split_heads d_out % num_heads": (
+        lambda: al.split_heads(torch.randn(1, 2, 5), 2),
+        ValueError,
+        r"divisible by num_heads",
+    ),
+    "zero heads": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, num_heads=0),
+        ValueError,
+        r"num_heads must be a positive integer, got 0",
+    ),
+    "float size": (lambda: al.SelfAttentionV1(3.0, 2), ValueError, r"d_in must be a positive integer, got 3.0"),  # type: ignore[arg-type]
+    # input of the wrong rank
+    "mha 2-D input": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X[0]),
+        ValueError,
+        r"x must be a 3-D tensor of shape \(batch, num_tokens, d_in\), got a 2-D tensor of shape \(4, 3\)",
+    ),
+    "causal 4-D input": (lambda: al.CausalAttention(3, 4, 4, 0.0)(X[None]), ValueError, r"x must be a 3-D tensor"),
+    "v1 1-D input": (lambda: al.SelfAttentionV1(3, 2)(X[0, 0]), ValueError, r"x must be a 2-D or 3-D tensor"),
+    "merge_heads 3-D": (
+        lambda: al.merge_heads(X),
+        ValueError,
+        r"x must be a 4-D tensor of shape \(batch, num_heads, num_tokens, head_dim\)",
+    ),
+    "dot product 2-D queries": (
+        lambda: al.DotProductAttention(0.0)(Q[0], K, V),
+        ValueError,
+        r"queries must be a 3-D tensor",
+    ),
+    "weight-free 3-D inputs": (
+        lambda: al.attn_scores_all(X),
+        ValueError,
+        r"inputs must be a 2-D tensor of shape \(num_tokens, d_in\)",
+    ),
+    # wrong last dimension
+    "mha last dim": (
+        lambda: al.MultiHeadAttention(5, 4, 4, 0.0, 2)(X),
+        ValueError,
+        r"x must have size 5 in its last dimension \(d_in\), got shape \(2, 4, 3\)",
+    ),
+    "v2 last dim": (lambda: al.SelfAttentionV2(4, 2)(X), ValueError, r"size 4 in its last dimension"),
+    "cross x_2 last dim": (
+        lambda: al.CrossAttention(3, 2, 2)(X, torch.randn(2, 4, 5)),
+        ValueError,
+        r"x_2 must have size 3",
+    ),
+    "cross batch mismatch": (
+        lambda: al.CrossAttention(3, 2, 2)(X, torch.randn(3, 4, 3)),
+        ValueError,
+        r"same batch dimensions",
+    ),
+    "query size for dot product": (
+        lambda: al.DotProductAttention(0.0)(torch.randn(2, 3, 5), K, V),
+        ValueError,
+        r"queries and keys must have the same size",
+    ),
+    "keys vs values positions": (lambda: al.DotProductAttention(0.0)(Q, K, V[:, :4]), ValueError, r"one value per key"),
+    "batch mismatch": (lambda: al.AdditiveAttention(4, 4, 2, 0.0)(Q, K[:1], V[:1]), ValueError, r"same batch size"),
+    "additive weight shape": (
+        lambda: al.additive_scores(Q, K, torch.randn(3, 4), torch.randn(3, 5), torch.randn(1, 3)),
+        ValueError,
+        r"W_k must have shape \(3, 4\), got \(3, 5\)",
+    ),
+    "general scores weight": (
+        lambda: al.general_scores(Q, K, torch.randn(4, 5)),
+        ValueError,
+        r"W must have shape \(d_q, d_k\) = \(4, 4\)",
+    ),
+    "dot product sizes": (lambda: al.dot_product_scores(Q, torch.randn(2, 5, 3)), ValueError, r"same last dimension"),
+    "query vector size": (
+        lambda: al.attn_scores_for_query(X[0], torch.randn(4)),
+        ValueError,
+        r"query must have size 3",
+    ),
+    # more tokens than context_length
+    "causal too long": (
+        lambda: al.CausalAttention(3, 4, 3, 0.0)(X),
+        ValueError,
+        r"the input has 4 tokens, more than context_length=3",
+    ),
+    "mha too long": (lambda: al.MultiHeadAttention(3, 4, 2, 0.0, 2)(X), ValueError, r"more than context_length=2"),
+    # valid_lens
+    "valid_lens shape": (
+        lambda: al.DotProductAttention(0.0)(Q, K, V, torch.tensor([1, 2, 3])),
+        ValueError,
+        r"valid_lens must have shape \(batch,\) = \(2,\) or \(batch, num_queries\) = \(2, 3\), got \(3,\)",
+    ),
+    "valid_lens per-query shape": (
+        lambda: al.AdditiveAttention(4, 4, 2, 0.0)(Q, K, V, torch.ones(2, 4, dtype=torch.long)),
+        ValueError,
+        r"valid_lens must have shape",
+    ),
+    "valid_lens negative": (
+        lambda: al.DotProductAttention(0.0)(Q, K, V, torch.tensor([-1, 2])),
+        ValueError,
+        r"valid_lens must lie in \[0, 5\] \(the number of keys\), got \[-1, 2\]",
+    ),
+    "valid_lens too long": (
+        lambda: al.GeneralMultiHeadAttention(4, 4, 2, 4, 2, 0.0)(Q, K, V, torch.tensor([6, 2])),
+        ValueError,
+        r"valid_lens must lie in \[0, 5\]",
+    ),
+    "valid_lens general shape": (
+        lambda: al.GeneralMultiHeadAttention(4, 4, 2, 4, 2, 0.0)(Q, K, V, torch.tensor([1, 2, 3])),
+        ValueError,
+        r"valid_lens must have shape \(batch,\) = \(2,\)",
+    ),
+    "valid_lens fractional": (lambda: al.padding_mask(torch.tensor([1.5, 2.0]), 3), ValueError, r"whole numbers"),
+    "valid_lens bool": (lambda: al.padding_mask(torch.tensor([True, False]), 3), TypeError, r"integer lengths"),
+    "valid_lens list": (lambda: al.padding_mask([1, 2], 3), ValueError, r"valid_lens must be a tensor"),  # type: ignore[arg-type]
+    "valid_lens 3-D": (
+        lambda: al.padding_mask(torch.ones(1, 1, 1), 3),
+        ValueError,
+        r"valid_lens must be a tensor of shape \(batch,\) or \(batch, num_queries\)",
+    ),
+    # dropout outside [0, 1)
+    "dropout 1.0": (
+        lambda: al.CausalAttention(3, 4, 4, 1.0),
+        ValueError,
+        r"dropout must be a probability in \[0, 1\), got 1.0",
+    ),
+    "dropout negative": (lambda: al.MultiHeadAttention(3, 4, 4, -0.1, 2), ValueError, r"got -0.1"),
+    "dropout string": (lambda: al.DotProductAttention("0.1"), ValueError, r"got '0.1'"),  # type: ignore[arg-type]
+    "dropout wrapper": (
+        lambda: al.MultiHeadAttentionWrapper(3, 4, 4, 1.5, 2),
+        ValueError,
+        r"dropout must be a probability",
+    ),
+    "dropout additive": (lambda: al.AdditiveAttention(3, 4, 4, 2), ValueError, r"dropout must be a probability"),
+    # non-floating input
+    "mha int input": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(torch.ones(2, 4, 3, dtype=torch.long)),
+        TypeError,
+        r"x must be a floating-point tensor .* got dtype torch.int64; "
+        r"token ids must go through an embedding layer first",
+    ),
+    "v1 list input": (
+        lambda: al.SelfAttentionV1(3, 2)([[1.0, 2.0, 3.0]]),
+        TypeError,
+        r"x must be a torch.Tensor, got list",
+    ),
+    "int keys": (
+        lambda: al.DotProductAttention(0.0)(Q, K.long(), V),
+        TypeError,
+        r"keys must be a floating-point tensor",
+    ),
+    "scoring int": (
+        lambda: al.scaled_dot_product_scores(Q.long(), K),
+        TypeError,
+        r"queries must be a floating-point tensor",
+    ),
+    # masks of the wrong shape or dtype
+    "kpm shape": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X, key_padding_mask=torch.zeros(2, 5, dtype=torch.bool)),
+        ValueError,
+        r"key_padding_mask must have shape \(2, 4\), got \(2, 5\)",
+    ),
+    "kpm broadcastable but not exact": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X, key_padding_mask=torch.zeros(4, dtype=torch.bool)),
+        ValueError,
+        r"key_padding_mask must have shape \(2, 4\)",
+    ),
+    "kpm float": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X, key_padding_mask=torch.zeros(2, 4)),
+        TypeError,
+        r"key_padding_mask must be a boolean tensor \(True = masked out\), got dtype torch.float32",
+    ),
+    "masked_softmax shape": (
+        lambda: al.masked_softmax(torch.randn(2, 4), torch.zeros(3, dtype=torch.bool)),
+        ValueError,
+        r"mask of shape \(3,\) does not broadcast to the attention scores' shape \(2, 4\)",
+    ),
+    "masked_softmax grows shape": (
+        lambda: al.masked_softmax(torch.randn(2, 4), torch.zeros(3, 2, 4, dtype=torch.bool)),
+        ValueError,
+        r"does not broadcast",
+    ),
+    "masked_softmax not tensor": (
+        lambda: al.masked_softmax(torch.randn(2, 4), [[True]]),
+        TypeError,
+        r"mask must be a torch.Tensor",
+    ),  # type: ignore[arg-type]
+    "transpose_output heads": (
+        lambda: al.transpose_output(torch.randn(5, 2, 3), 2),
+        ValueError,
+        r"multiple of num_heads",
+    ),
+}
+
+
+@pytest.mark.parametrize(("call", "error", "message"), BAD.values(), ids=BAD.keys())
+def test_bad_input_raises_a_clear_error(call: Callable[[], object], error: type[Exception], message: str) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_checks_survive_python_dash_o() -> None:
+    """The checks are `if ... raise`, not `assert`, so `python -O` keeps them."""
+    code = (
+        "import attention_lib as al\n"
+        "try:\n"
+        "    al.MultiHeadAttention(3, 5, 4, 0.0, num_heads=2)\n"
+        "except ValueError as e:\n"
+        "    print('raised:', e)\n"
+    )
+    result = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, check=True)
+    assert "raised: d_out must be divisible by num_heads" in result.stdout

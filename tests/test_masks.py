@@ -1,0 +1,143 @@
+"""Masks: shapes, the True = masked-out convention against both PyTorch APIs, and safe half precision."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import DEVICES
+from hypothesis import given
+from hypothesis import strategies as st
+
+import attention_lib as al
+
+FLOAT_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64]
+
+
+def test_causal_mask_hides_the_future() -> None:
+    mask = al.causal_mask(4)
+    assert mask.dtype == torch.bool
+    assert mask.tolist() == [
+        [False, True, True, True],
+        [False, False, True, True],
+        [False, False, False, True],
+        [False, False, False, False],
+    ]
+    assert al.causal_mask(2, 3).tolist() == [[False, True, True], [False, False, True]]
+
+
+def test_padding_mask_one_length_per_sequence() -> None:
+    mask = al.padding_mask(torch.tensor([2, 0, 4]), num_keys=4)
+    assert mask.shape == (3, 1, 4)
+    assert mask[:, 0].tolist() == [
+        [False, False, True, True],
+        [True, True, True, True],
+        [False, False, False, False],
+    ]
+
+
+def test_padding_mask_one_length_per_query() -> None:
+    mask = al.padding_mask(torch.tensor([[1, 3], [2, 2]]), num_keys=3)
+    assert mask.shape == (2, 2, 3)
+    assert mask.tolist() == [
+        [[False, True, True], [False, False, False]],
+        [[False, False, True], [False, False, True]],
+    ]
+
+
+def test_padding_mask_accepts_whole_floats() -> None:
+    assert torch.equal(al.padding_mask(torch.tensor([1.0, 2.0]), 3), al.padding_mask(torch.tensor([1, 2]), 3))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_fully_masked_row_is_zero_not_nan(dtype: torch.dtype, device: str) -> None:
+    scores = torch.tensor([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [60000.0, -60000.0, 0.0]], dtype=dtype, device=device)
+    mask = torch.tensor([[False, True, False], [True, True, True], [False, False, True]], device=device)
+    weights = al.masked_softmax(scores, mask)
+    assert weights.dtype == dtype
+    assert not weights.isnan().any()
+    assert torch.equal(weights[1], torch.zeros(3, dtype=dtype, device=device))
+    assert (weights[mask] == 0).all()
+    torch.testing.assert_close(weights.sum(-1), torch.tensor([1.0, 0.0, 1.0], dtype=dtype, device=device))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_fully_masked_row_has_zero_gradient(dtype: torch.dtype) -> None:
+    scores = torch.randn(2, 4, dtype=dtype, requires_grad=True)
+    mask = torch.tensor([[False, False, True, True], [True, True, True, True]])
+    (al.masked_softmax(scores, mask) * torch.arange(4, dtype=dtype)).sum().backward()
+    assert scores.grad is not None
+    assert not scores.grad.isnan().any()
+    assert torch.equal(scores.grad[1], torch.zeros(4, dtype=dtype))
+    assert torch.equal(scores.grad[0, 2:], torch.zeros(2, dtype=dtype))
+
+
+def test_minus_1e9_is_unsafe_in_float16_and_our_fill_is_safe() -> None:
+    """The failure the docstring of masked_fill_value describes, so the claim stays true."""
+    scores = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float16)
+    mask = torch.tensor([True, False, False])
+    with pytest.raises(RuntimeError, match="overflow"):
+        scores.masked_fill(mask, -1e9)
+    additive = scores + mask.to(torch.float16) * torch.tensor(-1e9).to(torch.float16)
+    assert torch.softmax(additive, -1).isnan().all()
+    assert torch.tensor(-1e9).to(torch.float16) == float("-inf")
+    fill = al.masked_fill_value(torch.float16)
+    assert fill == -65504.0
+    expected = torch.tensor([0.0, 0.2689, 0.7311], dtype=torch.float16)
+    torch.testing.assert_close(al.masked_softmax(scores, mask), expected, atol=1e-3, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_minus_inf_fill_gives_nan_for_fully_masked_rows(dtype: torch.dtype) -> None:
+    """Why masked_softmax does not use -inf: softmax of an all -inf row is nan."""
+    row = torch.full((3,), float("-inf"), dtype=dtype)
+    assert torch.softmax(row, -1).isnan().all()
+
+
+@given(
+    b=st.integers(1, 3),
+    t=st.integers(1, 7),
+    seed=st.integers(0, 2**16),
+)
+def test_masked_softmax_matches_both_pytorch_conventions(b: int, t: int, seed: int) -> None:
+    """One mask (True = masked out) gives the same weights as nn.MultiheadAttention and SDPA.
+
+    nn.MultiheadAttention takes the mask as is (True = not allowed); scaled_dot_product_attention needs
+    it inverted (True = may attend), which is what to_sdpa_mask does.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(b, t, 4, generator=gen, dtype=torch.float64)
+    valid_lens = torch.randint(1, t + 1, (b,), generator=gen)  # at least one key, so no row is empty
+    key_padding = al.padding_mask(valid_lens, t)[:, 0]  # (b, t)
+    mask = al.causal_mask(t) | key_padding[:, None, :]  # (b, t, t)
+
+    ours = al.masked_softmax(x @ x.transpose(1, 2) / 2.0, mask)  # scale = 1/sqrt(4)
+
+    mha = torch.nn.MultiheadAttention(4, 1, bias=False, batch_first=True, dtype=torch.float64)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(torch.eye(4, dtype=torch.float64).repeat(3, 1))
+    _, mha_weights = mha(x, x, x, attn_mask=al.causal_mask(t), key_padding_mask=key_padding)
+    torch.testing.assert_close(ours, mha_weights)
+
+    # SDPA returns the weighted sum only; with the identity as values it returns the weights.
+    eye = torch.eye(t, dtype=torch.float64).expand(b, t, t)
+    sdpa_weights = F.scaled_dot_product_attention(x, x, eye, attn_mask=al.to_sdpa_mask(mask), scale=0.5)
+    torch.testing.assert_close(ours, sdpa_weights)
+
+    # And the inverted convention really is wrong: passing our mask unchanged to SDPA differs.
+    wrong = F.scaled_dot_product_attention(x, x, eye, attn_mask=mask, scale=0.5)
+    assert not torch.allclose(wrong, ours)
+
+
+def test_to_sdpa_mask_inverts() -> None:
+    mask = al.causal_mask(3)
+    assert torch.equal(al.to_sdpa_mask(mask), torch.ones(3, 3, dtype=torch.bool).tril())
+    with pytest.raises(TypeError, match="boolean"):
+        al.to_sdpa_mask(mask.float())
+
+
+def test_masked_softmax_without_mask_is_softmax() -> None:
+    scores = torch.randn(3, 5)
+    torch.testing.assert_close(al.masked_softmax(scores), torch.softmax(scores, -1))
+    torch.testing.assert_close(al.masked_softmax(scores, dim=0), torch.softmax(scores, 0))
