@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 TASKS = {
+    "docs": "set up and serve the site at http://127.0.0.1:8000 (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
-    "lint": "run ruff over the repository",
+    "lint": "check the code with ruff (lint rules and formatting)",
 }
 
 
@@ -64,11 +65,18 @@ def main(argv: list[str]) -> int:
         return 2
     task, args = argv[0], argv[1:]
     ensure_env("test")
-    if task == "test":
+    if task == "docs":
+        mkdocs = [venv_bin("python"), "-m", "mkdocs"]
+        if "--build" in args:
+            run(*mkdocs, "build", "--strict")
+        else:
+            run(*mkdocs, "serve")
+    elif task == "test":
         cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
         run(venv_bin("python"), "-m", "pytest", *cov, *args)
     elif task == "lint":
         run(venv_bin("ruff"), "check", ".")
+        run(venv_bin("ruff"), "format", "--check", ".")
     return 0
 
 

@@ -1,6 +1,7 @@
 """attention_lib: the small, tested reference implementation behind the attention-docs tutorials.
 
-Boolean masks follow one convention throughout: True means "masked out" (see :mod:`attention_lib.masks`).
+Boolean masks follow one convention throughout: True means "masked out" (see
+[`attention_lib.masks`][attention_lib.masks]).
 """
 
 from .additive import AdditiveAttention

@@ -15,7 +15,8 @@ class AdditiveAttention(nn.Module):
     """Additive attention with valid lengths (*Dive into Deep Learning*); keeps the last weights.
 
     The score of a query ``q`` and key ``k`` is ``w_vᵀ tanh(W_q q + W_k k)``
-    (:func:`additive_scores`). Layers are created in the book's order ``W_k``, ``W_q``, ``w_v``, all
+    ([`additive_scores`][attention_lib.scoring.additive_scores]). Layers are created in the book's order ``W_k``,
+    ``W_q``, ``w_v``, all
     without bias.
 
     Args:

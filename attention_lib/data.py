@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import torch
 
-#: The six words of the running example in *Build a Large Language Model (From Scratch)*, chapter 3.
 JOURNEY_WORDS: tuple[str, ...] = ("Your", "journey", "starts", "with", "one", "step")
+"""The six words of the running example in *Build a Large Language Model (From Scratch)*, chapter 3."""
 
-#: The sentence of the article "Understanding and Coding Self-Attention ... From Scratch".
 DESSERT_SENTENCE: str = "Life is short, eat dessert first"
+"""The sentence of the article "Understanding and Coding Self-Attention ... From Scratch"."""
 
 
 def journey_inputs() -> torch.Tensor:
     """The book's 3-dimensional embeddings of "Your journey starts with one step".
 
     Returns:
-        Tensor of shape ``(6, 3)``: one row per word of :data:`JOURNEY_WORDS`.
+        Tensor of shape ``(6, 3)``: one row per word of [`JOURNEY_WORDS`][attention_lib.data.JOURNEY_WORDS].
     """
     return torch.tensor(
         [
@@ -34,13 +34,14 @@ def journey_inputs() -> torch.Tensor:
 
 
 def dessert_vocab() -> dict[str, int]:
-    """The article's vocabulary: the words of :data:`DESSERT_SENTENCE`, sorted, numbered from 0."""
+    """The article's vocabulary: the words of [`DESSERT_SENTENCE`][attention_lib.data.DESSERT_SENTENCE], sorted,
+    numbered from 0."""
     words = DESSERT_SENTENCE.replace(",", "").split()
     return {word: i for i, word in enumerate(sorted(words))}
 
 
 def dessert_token_ids() -> torch.Tensor:
-    """The token ids of :data:`DESSERT_SENTENCE` in sentence order.
+    """The token ids of [`DESSERT_SENTENCE`][attention_lib.data.DESSERT_SENTENCE] in sentence order.
 
     Returns:
         Tensor of shape ``(6,)`` and dtype ``torch.int64``: ``tensor([0, 4, 5, 2, 1, 3])``.
@@ -58,7 +59,8 @@ def dessert_embedding(vocab_size: int = 50_000, embed_dim: int = 3) -> torch.Ten
     left untouched.
 
     Returns:
-        Tensor of shape ``(6, embed_dim)``: one row per word of :data:`DESSERT_SENTENCE`.
+        Tensor of shape ``(6, embed_dim)``: one row per word of
+        [`DESSERT_SENTENCE`][attention_lib.data.DESSERT_SENTENCE].
     """
     generator = torch.Generator().manual_seed(123)
     weight = torch.randn(vocab_size, embed_dim, generator=generator)

@@ -2,7 +2,7 @@
 
 This is the *Dive into Deep Learning* formulation: the module has no projections of its own and
 takes ``valid_lens`` instead of a mask, so it serves as the attention inside encoder–decoder models
-and inside :class:`GeneralMultiHeadAttention`.
+and inside [`GeneralMultiHeadAttention`][attention_lib.general_multihead.GeneralMultiHeadAttention].
 """
 
 from __future__ import annotations

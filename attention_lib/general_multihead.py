@@ -14,9 +14,11 @@ class GeneralMultiHeadAttention(nn.Module):
     """Multi-head attention whose queries, keys and values come from three different inputs.
 
     Each input has its own projection (``W_q`` for queries, ``W_k`` for keys, ``W_v`` for values) to
-    ``num_hiddens``; the heads are folded into the batch dimension (:func:`transpose_qkv`) so that one
-    :class:`DotProductAttention` call serves all heads, then unfolded (:func:`transpose_output`) and
-    mixed by ``W_o``. Layers are created in the book's order ``W_q``, ``W_k``, ``W_v``, ``W_o``.
+    ``num_hiddens``; the heads are folded into the batch dimension
+    ([`transpose_qkv`][attention_lib.heads.transpose_qkv]) so that one
+    [`DotProductAttention`][attention_lib.dot_product.DotProductAttention] call serves all heads, then
+    unfolded ([`transpose_output`][attention_lib.heads.transpose_output]) and mixed by ``W_o``. Layers are
+    created in the book's order ``W_q``, ``W_k``, ``W_v``, ``W_o``.
 
     Args:
         key_size: size of each key input.

@@ -2,10 +2,11 @@
 
 Two equivalent layouts:
 
-* :func:`split_heads` / :func:`merge_heads` keep heads as their own dimension,
-  ``(batch, num_heads, num_tokens, head_dim)``, as the book's ``MultiHeadAttention`` does with
-  ``view`` and ``transpose``;
-* :func:`transpose_qkv` / :func:`transpose_output` fold the heads into the batch dimension,
+* [`split_heads`][attention_lib.heads.split_heads] / [`merge_heads`][attention_lib.heads.merge_heads]
+  keep heads as their own dimension, ``(batch, num_heads, num_tokens, head_dim)``, as the book's
+  ``MultiHeadAttention`` does with ``view`` and ``transpose``;
+* [`transpose_qkv`][attention_lib.heads.transpose_qkv] /
+  [`transpose_output`][attention_lib.heads.transpose_output] fold the heads into the batch dimension,
   ``(batch * num_heads, num_tokens, head_dim)``, as in *Dive into Deep Learning*, so that 3-D code
   written for one head serves all of them.
 
@@ -39,7 +40,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """Undo :func:`split_heads`: put the heads side by side again in the last dimension.
+    """Undo [`split_heads`][attention_lib.heads.split_heads]: put the heads side by side in the last dimension.
 
     Args:
         x: shape ``(batch, num_heads, num_tokens, head_dim)``.
@@ -76,7 +77,7 @@ def transpose_qkv(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 
 
 def transpose_output(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Undo :func:`transpose_qkv`.
+    """Undo [`transpose_qkv`][attention_lib.heads.transpose_qkv].
 
     Args:
         x: shape ``(batch * num_heads, num_tokens, head_dim)``.

@@ -2,8 +2,8 @@
 
 The convention, stated once for the whole package: **in a boolean mask, True means "masked out"** —
 that key position may not be attended to. This is the convention of the book's
-``mask.bool()``/``masked_fill`` code and of :class:`torch.nn.MultiheadAttention` (``attn_mask`` and
-``key_padding_mask``). :func:`torch.nn.functional.scaled_dot_product_attention` uses the opposite one
+``mask.bool()``/``masked_fill`` code and of `torch.nn.MultiheadAttention` (``attn_mask`` and
+``key_padding_mask``). `torch.nn.functional.scaled_dot_product_attention` uses the opposite one
 (True = "takes part in attention"); pass it ``to_sdpa_mask(mask)``.
 """
 
@@ -74,7 +74,8 @@ def masked_fill_value(dtype: torch.dtype) -> float:
 def masked_softmax(attn_scores: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:
     """Softmax over ``dim`` that gives masked positions exactly zero weight.
 
-    Masked scores are replaced by :func:`masked_fill_value` before the softmax, and the masked
+    Masked scores are replaced by [`masked_fill_value`][attention_lib.masks.masked_fill_value] before the softmax,
+    and the masked
     weights are set to exactly 0 afterwards. A row in which every position is masked therefore comes
     out as all zeros, never ``nan``, in every floating dtype; its gradient is zero as well.
 

@@ -20,7 +20,7 @@ from .masks import causal_mask, masked_softmax, to_sdpa_mask
 
 
 class MultiHeadAttentionWrapper(nn.Module):
-    """``num_heads`` independent :class:`CausalAttention` heads whose outputs are concatenated.
+    """A stack of independent [`CausalAttention`][attention_lib.causal.CausalAttention] heads, concatenated.
 
     Args:
         d_in: size of each input vector.
@@ -58,22 +58,24 @@ class MultiHeadAttention(nn.Module):
     """Multi-head causal self-attention with one set of projections split into heads.
 
     The projections ``W_query``, ``W_key``, ``W_value`` map ``d_in`` to ``d_out``; their outputs are
-    split into ``num_heads`` heads of ``head_dim = d_out // num_heads`` (:func:`split_heads`), each
-    head attends on its own, the heads are merged back (:func:`merge_heads`) and ``out_proj`` mixes
-    them. Parameters are created in the book's order (``W_query``, ``W_key``, ``W_value``,
-    ``out_proj``), so seeded results equal the book's.
+    split into ``num_heads`` heads of ``head_dim = d_out // num_heads``
+    ([`split_heads`][attention_lib.heads.split_heads]), each head attends on its own, the heads are
+    merged back ([`merge_heads`][attention_lib.heads.merge_heads]) and ``out_proj`` mixes them.
+    Parameters are created in the book's order (``W_query``, ``W_key``, ``W_value``, ``out_proj``),
+    so seeded results equal the book's.
 
     Two paths compute the attention itself and agree to floating-point rounding:
 
-    * the fast path, :func:`torch.nn.functional.scaled_dot_product_attention` with ``is_causal``,
+    * the fast path, `torch.nn.functional.scaled_dot_product_attention` with ``is_causal``,
       which never materializes the ``num_tokens x num_tokens`` weights (memory linear in the number of
       tokens on backends with a fused kernel). Used by default.
-    * the explicit path: scores, :func:`masked_softmax`, dropout, weighted sum, exactly as the book
-      writes it. Used when ``need_weights=True`` (it returns the weights for plotting) or when the
-      attribute ``use_sdpa`` is False.
+    * the explicit path: scores, [`masked_softmax`][attention_lib.masks.masked_softmax], dropout,
+      weighted sum, exactly as the book writes it. Used when ``need_weights=True`` (it returns the
+      weights for plotting) or when the attribute ``use_sdpa`` is False.
 
-    The causal mask buffer follows the same choice as :class:`CausalAttention`: boolean, moved by
-    ``.to(device)``, not in ``state_dict()``.
+    The causal mask buffer follows the same choice as
+    [`CausalAttention`][attention_lib.causal.CausalAttention]: boolean, moved by ``.to(device)``, not in
+    ``state_dict()``.
 
     Args:
         d_in: size of each input vector.

@@ -86,7 +86,7 @@ def additive_scores(
 ) -> torch.Tensor:
     """The additive (Bahdanau) score ``w_vᵀ tanh(W_q q + W_k k)``: a one-hidden-layer network.
 
-    The weights use the layout of :class:`torch.nn.Linear` (``out_features x in_features``), so an
+    The weights use the layout of `torch.nn.Linear` (``out_features x in_features``), so an
     ``nn.Linear`` layer's ``.weight`` can be passed as is.
 
     Args:

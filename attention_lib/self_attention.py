@@ -46,7 +46,7 @@ class SelfAttentionV1(nn.Module):
 
 
 class SelfAttentionV2(nn.Module):
-    """:class:`SelfAttentionV1` with ``nn.Linear`` projections.
+    """[`SelfAttentionV1`][attention_lib.self_attention.SelfAttentionV1] with ``nn.Linear`` projections.
 
     ``nn.Linear`` stores its weight transposed (``d_out x d_in``) and initializes it with a scaled
     uniform distribution that suits training better than ``torch.rand``; with ``qkv_bias`` it adds a

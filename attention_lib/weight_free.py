@@ -70,7 +70,8 @@ def attn_scores_all(inputs: torch.Tensor) -> torch.Tensor:
         inputs: input vectors, shape ``(num_tokens, d_in)``.
 
     Returns:
-        Scores of shape ``(num_tokens, num_tokens)``, equal to :func:`attn_scores_all_loop`.
+        Scores of shape ``(num_tokens, num_tokens)``, equal to
+        [`attn_scores_all_loop`][attention_lib.weight_free.attn_scores_all_loop].
     """
     check_tensor("inputs", inputs, ("num_tokens", "d_in"))
     return inputs @ inputs.T
@@ -92,7 +93,7 @@ def normalize_by_sum(attn_scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
 def naive_softmax(attn_scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """``exp(x) / sum(exp(x))`` exactly as written: overflows to ``nan`` for large scores.
 
-    ``exp(89.0)`` is already ``inf`` in float32, and ``inf / inf`` is ``nan``. :func:`torch.softmax`
+    ``exp(89.0)`` is already ``inf`` in float32, and ``inf / inf`` is ``nan``. `torch.softmax`
     subtracts the maximum score first, which leaves the result unchanged and keeps ``exp`` finite.
 
     Args:
