@@ -37,8 +37,10 @@ def run(*cmd: object) -> None:
     subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
 
 
-def ensure_env(extra: str) -> None:
-    """Create ``.venv`` and install the package with ``extra``, unless the same install is in place."""
+def ensure_env() -> None:
+    """Create ``.venv`` and install the package with its ``test`` extra (which includes the docs tools),
+    unless the same install is already in place."""
+    extra = "test"
     if not venv_bin("python").exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
@@ -64,7 +66,7 @@ def main(argv: list[str]) -> int:
             print(f"  python3 dev.py {name:<6} {text}")
         return 2
     task, args = argv[0], argv[1:]
-    ensure_env("test")
+    ensure_env()
     if task == "docs":
         mkdocs = [venv_bin("python"), "-m", "mkdocs"]
         if "--build" in args:

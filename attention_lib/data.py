@@ -34,8 +34,12 @@ def journey_inputs() -> torch.Tensor:
 
 
 def dessert_vocab() -> dict[str, int]:
-    """The article's vocabulary: the words of [`DESSERT_SENTENCE`][attention_lib.data.DESSERT_SENTENCE], sorted,
-    numbered from 0."""
+    """The article's vocabulary: each word of the sentence, sorted, numbered from 0.
+
+    Returns:
+        ``{'Life': 0, 'dessert': 1, ...}`` for the words of
+        [`DESSERT_SENTENCE`][attention_lib.data.DESSERT_SENTENCE].
+    """
     words = DESSERT_SENTENCE.replace(",", "").split()
     return {word: i for i, word in enumerate(sorted(words))}
 
