@@ -1,7 +1,8 @@
 """Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
 
-The only requirement is Python 3.10 or newer. The first run creates ``.venv`` and installs what the
-task needs; later runs reinstall only when ``pyproject.toml`` or the torch pin changed.
+Requirements: Python 3.10 or newer, and Node.js with npm for the site's front-end files (KaTeX). The
+first run creates ``.venv`` and installs what the task needs; later runs reinstall only when
+``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
 
 Environment variables:
     TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below).
@@ -11,7 +12,9 @@ Environment variables:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -59,6 +62,28 @@ def ensure_env() -> None:
     stamp.write_text(fingerprint)
 
 
+def ensure_site_assets() -> None:
+    """Install the site's front-end packages from ``package-lock.json`` (exact versions and sha512
+    hashes) and copy what the pages load into ``docs/assets/vendor``, so the site needs no CDN."""
+    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
+    version = lock["packages"]["node_modules/katex"]["version"]
+    target = ROOT / "docs" / "assets" / "vendor" / "katex"
+    stamp = target / ".version"
+    if stamp.exists() and stamp.read_text() == version:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        sys.exit("dev.py: npm was not found; install Node.js (with npm) to build the site")
+    run(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+    dist = ROOT / "node_modules" / "katex" / "dist"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for name in ("katex.min.js", "katex.min.css"):
+        shutil.copy2(dist / name, target / name)
+    shutil.copytree(dist / "fonts", target / "fonts")
+    stamp.write_text(version)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in TASKS:
         print(__doc__)
@@ -67,6 +92,8 @@ def main(argv: list[str]) -> int:
         return 2
     task, args = argv[0], argv[1:]
     ensure_env()
+    if task in ("docs", "test"):
+        ensure_site_assets()
     if task == "docs":
         mkdocs = [venv_bin("python"), "-m", "mkdocs"]
         if "--build" in args:
