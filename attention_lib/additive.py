@@ -11,6 +11,7 @@ from .masks import masked_softmax
 from .scoring import additive_scores
 
 
+# --8<-- [start:AdditiveAttention]
 class AdditiveAttention(nn.Module):
     """Additive attention with valid lengths (*Dive into Deep Learning*); keeps the last weights.
 
@@ -59,3 +60,6 @@ class AdditiveAttention(nn.Module):
         attn_scores = additive_scores(queries, keys, self.W_q.weight, self.W_k.weight, self.w_v.weight)
         self.attention_weights = masked_softmax(attn_scores, mask)  # (b, q, k)
         return self.dropout(self.attention_weights) @ values  # (b, q, k) @ (b, k, v) -> (b, q, v)
+
+
+# --8<-- [end:AdditiveAttention]

@@ -9,6 +9,7 @@ from ._checks import check_dropout, check_num_tokens, check_positive_int, check_
 from .masks import causal_mask, masked_softmax
 
 
+# --8<-- [start:CausalAttention]
 class CausalAttention(nn.Module):
     """Single-head causal self-attention with dropout on the attention weights (the book's class).
 
@@ -58,3 +59,6 @@ class CausalAttention(nn.Module):
         attn_weights = self.dropout(attn_weights)
         context_vec = attn_weights @ values  # (b, num_tokens, num_tokens) @ (b, num_tokens, d_out)
         return context_vec
+
+
+# --8<-- [end:CausalAttention]

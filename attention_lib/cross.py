@@ -8,6 +8,7 @@ from torch import nn
 from ._checks import check_positive_int, check_tensor
 
 
+# --8<-- [start:CrossAttention]
 class CrossAttention(nn.Module):
     """Scaled dot-product attention of ``x_1`` (queries) over ``x_2`` (keys and values).
 
@@ -50,3 +51,6 @@ class CrossAttention(nn.Module):
         attn_weights = torch.softmax(attn_scores / self.d_out_kq**0.5, dim=-1)
         context_vec = attn_weights @ values_2  # (..., num_queries, d_out_v)
         return context_vec
+
+
+# --8<-- [end:CrossAttention]

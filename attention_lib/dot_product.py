@@ -39,6 +39,7 @@ def valid_lens_mask(valid_lens: torch.Tensor | None, queries: torch.Tensor, keys
     return padding_mask(valid_lens.to(queries.device), keys.shape[1])
 
 
+# --8<-- [start:DotProductAttention]
 class DotProductAttention(nn.Module):
     """Scaled dot-product attention with valid lengths; keeps the last weights for plotting.
 
@@ -83,3 +84,6 @@ class DotProductAttention(nn.Module):
         attn_scores = queries @ keys.transpose(1, 2) / d**0.5  # (b, q, d) @ (b, d, k) -> (b, q, k)
         self.attention_weights = masked_softmax(attn_scores, mask)
         return self.dropout(self.attention_weights) @ values  # (b, q, k) @ (b, k, v) -> (b, q, v)
+
+
+# --8<-- [end:DotProductAttention]

@@ -10,6 +10,7 @@ from .dot_product import DotProductAttention, check_qkv
 from .heads import transpose_output, transpose_qkv
 
 
+# --8<-- [start:GeneralMultiHeadAttention]
 class GeneralMultiHeadAttention(nn.Module):
     """Multi-head attention whose queries, keys and values come from three different inputs.
 
@@ -84,3 +85,6 @@ class GeneralMultiHeadAttention(nn.Module):
         output = self.attention(queries, keys, values, valid_lens)  # (b * h, q, head_dim)
         output_concat = transpose_output(output, self.num_heads)  # (b * h, q, head_dim) -> (b, q, num_hiddens)
         return self.W_o(output_concat)
+
+
+# --8<-- [end:GeneralMultiHeadAttention]

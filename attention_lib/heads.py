@@ -20,6 +20,7 @@ import torch
 from ._checks import check_divisible, check_positive_int, check_tensor
 
 
+# --8<-- [start:split_heads]
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """Split the last dimension into ``num_heads`` heads and move the heads before the tokens.
 
@@ -39,6 +40,10 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     return x.transpose(1, 2)  # (b, num_tokens, num_heads, head_dim) -> (b, num_heads, num_tokens, head_dim)
 
 
+# --8<-- [end:split_heads]
+
+
+# --8<-- [start:merge_heads]
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """Undo [`split_heads`][attention_lib.heads.split_heads]: put the heads side by side in the last dimension.
 
@@ -56,6 +61,10 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     return x.contiguous().view(b, num_tokens, num_heads * head_dim)  # -> (b, num_tokens, d_out)
 
 
+# --8<-- [end:merge_heads]
+
+
+# --8<-- [start:transpose_qkv]
 def transpose_qkv(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """Split into heads and fold the heads into the batch dimension (*Dive into Deep Learning*).
 
@@ -76,6 +85,10 @@ def transpose_qkv(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     return x.reshape(b * num_heads, num_tokens, head_dim)  # -> (b * num_heads, t, head_dim)
 
 
+# --8<-- [end:transpose_qkv]
+
+
+# --8<-- [start:transpose_output]
 def transpose_output(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """Undo [`transpose_qkv`][attention_lib.heads.transpose_qkv].
 
@@ -94,3 +107,6 @@ def transpose_output(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     x = x.reshape(folded // num_heads, num_heads, num_tokens, head_dim)  # -> (b, num_heads, t, head_dim)
     x = x.permute(0, 2, 1, 3)  # (b, num_heads, t, head_dim) -> (b, t, num_heads, head_dim)
     return x.reshape(x.shape[0], num_tokens, num_heads * head_dim)  # -> (b, t, num_hiddens)
+
+
+# --8<-- [end:transpose_output]

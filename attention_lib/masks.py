@@ -71,6 +71,7 @@ def masked_fill_value(dtype: torch.dtype) -> float:
     return torch.finfo(dtype).min
 
 
+# --8<-- [start:masked_softmax]
 def masked_softmax(attn_scores: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:
     """Softmax over ``dim`` that gives masked positions exactly zero weight.
 
@@ -95,6 +96,9 @@ def masked_softmax(attn_scores: torch.Tensor, mask: torch.Tensor | None = None, 
     check_mask("mask", mask, attn_scores.shape)
     filled = attn_scores.masked_fill(mask, masked_fill_value(attn_scores.dtype))
     return torch.softmax(filled, dim=dim).masked_fill(mask, 0.0)
+
+
+# --8<-- [end:masked_softmax]
 
 
 def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:

@@ -19,6 +19,7 @@ from .heads import merge_heads, split_heads
 from .masks import causal_mask, masked_softmax, to_sdpa_mask
 
 
+# --8<-- [start:MultiHeadAttentionWrapper]
 class MultiHeadAttentionWrapper(nn.Module):
     """A stack of independent [`CausalAttention`][attention_lib.causal.CausalAttention] heads, concatenated.
 
@@ -54,6 +55,10 @@ class MultiHeadAttentionWrapper(nn.Module):
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
 
+# --8<-- [end:MultiHeadAttentionWrapper]
+
+
+# --8<-- [start:MultiHeadAttention]
 class MultiHeadAttention(nn.Module):
     """Multi-head causal self-attention with one set of projections split into heads.
 
@@ -165,3 +170,6 @@ class MultiHeadAttention(nn.Module):
         if need_weights:
             return context_vec, attn_weights
         return context_vec
+
+
+# --8<-- [end:MultiHeadAttention]

@@ -8,6 +8,7 @@ from torch import nn
 from ._checks import check_positive_int, check_tensor
 
 
+# --8<-- [start:SelfAttentionV1]
 class SelfAttentionV1(nn.Module):
     """Scaled dot-product self-attention with weights stored as raw ``nn.Parameter`` matrices.
 
@@ -45,6 +46,10 @@ class SelfAttentionV1(nn.Module):
         return context_vec
 
 
+# --8<-- [end:SelfAttentionV1]
+
+
+# --8<-- [start:SelfAttentionV2]
 class SelfAttentionV2(nn.Module):
     """[`SelfAttentionV1`][attention_lib.self_attention.SelfAttentionV1] with ``nn.Linear`` projections.
 
@@ -79,3 +84,6 @@ class SelfAttentionV2(nn.Module):
         attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
         context_vec = attn_weights @ values
         return context_vec
+
+
+# --8<-- [end:SelfAttentionV2]

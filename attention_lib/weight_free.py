@@ -90,6 +90,7 @@ def normalize_by_sum(attn_scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     return attn_scores / attn_scores.sum(dim=dim, keepdim=True)
 
 
+# --8<-- [start:naive_softmax]
 def naive_softmax(attn_scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """``exp(x) / sum(exp(x))`` exactly as written: overflows to ``nan`` for large scores.
 
@@ -105,6 +106,9 @@ def naive_softmax(attn_scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
     """
     exp_scores = torch.exp(attn_scores)
     return exp_scores / exp_scores.sum(dim=dim, keepdim=True)
+
+
+# --8<-- [end:naive_softmax]
 
 
 def context_vector_loop(inputs: torch.Tensor, attn_weights: torch.Tensor) -> torch.Tensor:
