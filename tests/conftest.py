@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
+ROOT = Path(__file__).resolve().parent.parent
 HAS_CUDA = torch.cuda.is_available()
 
 #: Parametrize over this to run a test on the CPU and, where present, on CUDA.
@@ -37,3 +41,18 @@ def device(request: pytest.FixtureRequest) -> torch.device:
 def pytest_report_header() -> str:
     cuda = torch.cuda.get_device_name(0) if HAS_CUDA else "none (gpu-marked tests are skipped)"
     return f"torch {torch.__version__}; CUDA device: {cuda}"
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole site, built once per test run with ``mkdocs build --strict``."""
+    out = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return out

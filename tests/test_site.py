@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ["index.html", "api/index.html"]
+SOURCES = sorted(path.relative_to(ROOT / "docs" / "en").as_posix() for path in (ROOT / "docs" / "en").rglob("*.md"))
+#: Built page of each source page: index.md -> index.html, masks.md -> masks/index.html.
+PAGES = {
+    source: "index.html" if source == "index.md" else source.removesuffix(".md") + "/index.html" for source in SOURCES
+}
+REPO = "https://github.com/attention-docs/attention-docs"
 # Anything the browser fetches by itself: scripts, stylesheets, icons, preloads, images, frames, CSS.
 FETCHED = re.compile(
     r"""<(?:script|img|iframe|source|audio|video)\b[^>]*\bsrc=["']([^"']+)["']"""
@@ -21,22 +26,8 @@ FETCHED = re.compile(
 )
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
-    return out
-
-
 @pytest.mark.parametrize("prefix", ["", "zh/"])
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", PAGES.values())
 def test_page_exists_in_both_languages(site: Path, prefix: str, page: str) -> None:
     html = (site / prefix / page).read_text(encoding="utf-8")
     lang = "zh" if prefix else "en"
@@ -61,8 +52,88 @@ def test_headings_have_the_same_ids_in_both_languages(site: Path) -> None:
     def ids(path: Path) -> list[str]:
         return re.findall(r'<h[1-6][^>]*\bid="([^"]+)"', path.read_text(encoding="utf-8"))
 
-    for page in PAGES:
+    for page in PAGES.values():
         assert ids(site / page) == ids(site / "zh" / page), page
+
+
+@pytest.mark.parametrize(("source", "page"), PAGES.items())
+def test_edit_link_opens_the_source_of_the_readers_language(site: Path, source: str, page: str) -> None:
+    for prefix, lang in (("", "en"), ("zh/", "zh")):
+        html = (site / prefix / page).read_text(encoding="utf-8")
+        edit_links = re.findall(r'<a href="([^"]+)"[^>]*class="md-content__button md-icon"', html)
+        assert f"{REPO}/edit/main/docs/{lang}/{source}" in edit_links, f"{prefix}{page}: {edit_links}"
+        assert (ROOT / "docs" / lang / source).exists()
+
+
+@pytest.mark.parametrize("page", PAGES.values())
+def test_language_switcher_keeps_the_reader_on_the_same_page(site: Path, page: str) -> None:
+    def switcher(path: Path) -> dict[str, str]:
+        html = path.read_text(encoding="utf-8")
+        links = re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', html)
+        base = {True: site, False: path.parent}
+        return {lang: os.path.normpath(base[href.startswith("/")] / href.lstrip("/")) for href, lang in links}
+
+    for path in (site / page, site / "zh" / page):
+        assert switcher(path) == {
+            "en": os.path.normpath((site / page).parent),
+            "zh": os.path.normpath((site / "zh" / page).parent),
+        }, path
+
+
+def _lunr_tokens(text: str, separator: str) -> set[str]:
+    """The terms lunr indexes for ``text``: HTML removed, split on the site's separator, lower case."""
+    text = re.sub(r"<[^>]+>", " ", text)
+    return {token.lower() for token in re.split(separator, text) if token}
+
+
+def test_chinese_search_finds_a_word_from_the_middle_of_a_sentence(site: Path) -> None:
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    separator = index["config"]["separator"]
+    assert "\\u200b" in separator, "jieba joins Chinese words with U+200B; the separator must split on it"
+    # "核对" sits in the middle of a sentence on the Chinese home page ("……都与 PyTorch 自带的注意力实现逐一核对过。")
+    sentence = "它的每一个结果都与\nPyTorch 自带的注意力实现逐一核对过"
+    assert sentence in (ROOT / "docs" / "zh" / "index.md").read_text(encoding="utf-8")
+    hits = [doc["location"] for doc in index["docs"] if "核对" in _lunr_tokens(doc["text"], separator)]
+    assert "zh/" in hits, hits
+    # Without segmentation the whole run of Chinese characters would be one token, and "核对" would match nothing.
+    unsegmented = [
+        doc["location"] for doc in index["docs"] if "核对" in _lunr_tokens(doc["text"].replace("\u200b", ""), separator)
+    ]
+    assert unsegmented == []
+
+
+def test_math_is_typeset_by_the_sites_own_katex(site: Path) -> None:
+    html = (site / "index.html").read_text(encoding="utf-8")
+    assert '<span class="arithmatex">' in html, "the home page shows a formula"
+    for asset in (
+        "assets/vendor/katex/katex.min.js",
+        "assets/vendor/katex/katex.min.css",
+        "assets/javascripts/math.js",
+    ):
+        assert (site / asset).is_file(), asset
+        assert asset in html
+    assert list((site / "assets/vendor/katex/fonts").glob("KaTeX_Main-Regular.woff2"))
+
+
+def test_every_local_reference_resolves(site: Path) -> None:
+    """Scripts, styles, fonts, images and links between pages all exist in the built site."""
+    missing = []
+    for path in sorted(site.rglob("*")):
+        if path.suffix not in {".html", ".css"} or ("vendor" in path.parts and path.suffix == ".html"):
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        hrefs = re.findall(r"""<a\b[^>]*\bhref=["']([^"'#]+)""", text) if path.suffix == ".html" else []
+        fetched = (next(group for group in match.groups() if group) for match in FETCHED.finditer(text))
+        for url in [*fetched, *hrefs]:
+            parts = urlsplit(url)
+            if parts.scheme or parts.netloc or url.startswith(("#", "data:", "mailto:")) or not parts.path:
+                continue
+            target = (site / parts.path.lstrip("/")) if url.startswith("/") else (path.parent / unquote(parts.path))
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.exists():
+                missing.append(f"{path.relative_to(site)}: {url}")
+    assert not missing, "\n".join(missing[:30])
 
 
 def external_fetches(text: str) -> list[str]:

@@ -1,0 +1,213 @@
+"""Draw the site's figures from ``attention_lib`` and write them to ``docs/assets/figures/``.
+
+    python scripts/make_figures.py           # rewrite the figures
+    python scripts/make_figures.py --check   # exit 1 if a committed figure is out of date
+
+The figures are plain SVG written here rather than with a plotting library: the output must be byte
+for byte the same on every machine and every version, so a test can tell when a committed figure no
+longer matches the library. Labels are words from the data, code and shapes, so one file serves both
+languages; the pages' captions and alt texts are translated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from html import escape
+from pathlib import Path
+
+import torch
+
+import attention_lib as al
+
+FIGURES = Path(__file__).resolve().parent.parent / "docs" / "assets" / "figures"
+FONT = "font-family=\"ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', sans-serif\""
+MONO = "font-family=\"ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace\""
+INK = "#1f2937"
+MUTED = "#6b7280"
+HEAD_COLORS = ("#3f51b5", "#ef6c00")  # head 0, head 1: the same two colors in every panel
+
+
+def _svg(width: int, height: int, title: str, body: list[str]) -> str:
+    return "\n".join(
+        [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="title">',
+            f'<title id="title">{escape(title)}</title>',
+            # Its own white background keeps the figure readable in the dark palette.
+            f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+            *body,
+            "</svg>",
+            "",
+        ]
+    )
+
+
+def _blend(weight: float) -> str:
+    """White for 0, deep indigo for 1: the color of one attention weight."""
+    low, high = (255, 255, 255), (26, 35, 126)
+    rgb = (round(a + (b - a) * weight) for a, b in zip(low, high, strict=True))
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+def heatmap(attn_weights: torch.Tensor, words: tuple[str, ...], title: str, masked: torch.Tensor | None) -> str:
+    """An attention-weight matrix: one row per query, one column per key, the weight in each cell."""
+    cell, left, top = 64, 96, 96
+    n = len(words)
+    # Colors span the largest weight shown, so that weights of 0.1 to 0.25 are still told apart.
+    darkest = float(attn_weights.max())
+    body = [f'<g {FONT} font-size="14" fill="{INK}">']
+    for j, word in enumerate(words):
+        x = left + j * cell + cell / 2
+        body.append(
+            f'<text x="{x:.1f}" y="{top - 10}" text-anchor="start" transform="rotate(-40 {x:.1f} {top - 10})">'
+            f"{escape(word)}</text>"
+        )
+    for i, word in enumerate(words):
+        y = top + i * cell + cell / 2 + 5
+        body.append(f'<text x="{left - 10}" y="{y:.1f}" text-anchor="end">{escape(word)}</text>')
+        for j in range(n):
+            x0, y0 = left + j * cell, top + i * cell
+            if masked is not None and bool(masked[i, j]):
+                body.append(f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" fill="#eceff1" stroke="#ffffff"/>')
+                cx, cy = x0 + cell / 2, y0 + cell / 2 + 5
+                body.append(f'<text x="{cx:.1f}" y="{cy:.1f}" text-anchor="middle" fill="{MUTED}">–</text>')
+                continue
+            weight = float(attn_weights[i, j])
+            fill = _blend(weight / darkest)
+            ink = "#ffffff" if weight / darkest > 0.55 else INK
+            body.append(f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" fill="{fill}" stroke="#ffffff"/>')
+            body.append(
+                f'<text x="{x0 + cell / 2:.1f}" y="{y0 + cell / 2 + 5:.1f}" text-anchor="middle" fill="{ink}">'
+                f"{weight:.2f}</text>"
+            )
+    body.append("</g>")
+    size = left + n * cell + 16
+    return _svg(size, top + n * cell + 16, title, body)
+
+
+def journey_attn_weights() -> str:
+    inputs = al.journey_inputs()
+    attn_weights = torch.softmax(al.attn_scores_all(inputs), dim=-1)
+    return heatmap(attn_weights, al.JOURNEY_WORDS, "Attention weights of the journey sentence", masked=None)
+
+
+def causal_attn_weights() -> str:
+    inputs = al.journey_inputs()
+    mask = al.causal_mask(len(inputs))
+    attn_weights = al.masked_softmax(al.attn_scores_all(inputs), mask)
+    return heatmap(attn_weights, al.JOURNEY_WORDS, "Causal attention weights of the journey sentence", masked=mask)
+
+
+def _tensor_panel(x: int, y: int, rows: int, cols: int, heads: list[int], cell: int = 14) -> list[str]:
+    """A rows x cols grid whose columns are colored by the head they belong to."""
+    parts = []
+    for c in range(cols):
+        color = HEAD_COLORS[heads[c]]
+        for r in range(rows):
+            parts.append(
+                f'<rect x="{x + c * cell}" y="{y + r * cell}" width="{cell}" height="{cell}" '
+                f'fill="{color}" fill-opacity="0.75" stroke="#ffffff"/>'
+            )
+    return parts
+
+
+def head_splitting() -> str:
+    """The shapes of one batch element while MultiHeadAttention splits and merges heads (t=6, d_out=4, 2 heads)."""
+    t, num_heads, head_dim = 6, 2, 2
+    d_out = num_heads * head_dim
+    cell, gap = 14, 10
+    steps: list[tuple[str, str, Callable[[int, int], list[str]]]] = []
+
+    def flat(x: int, y: int) -> list[str]:  # (t, d_out): the heads' columns side by side
+        return _tensor_panel(x, y, t, d_out, [c // head_dim for c in range(d_out)])
+
+    def split(x: int, y: int) -> list[str]:  # (t, h, hd): the same numbers, grouped by head
+        parts = []
+        for h in range(num_heads):
+            parts += _tensor_panel(x + h * (head_dim * cell + 4), y, t, head_dim, [h] * head_dim)
+        return parts
+
+    def per_head(width: int) -> Callable[[int, int], list[str]]:  # (h, t, width): one matrix per head
+        def draw(x: int, y: int) -> list[str]:
+            parts = []
+            for h in range(num_heads):
+                x_h = x + h * (width * cell + gap) + (h and 14)
+                parts += _tensor_panel(x_h, y, t, width, [h] * width)
+                parts.append(
+                    f'<text x="{x_h - 3}" y="{y + 9}" text-anchor="end" {MONO} font-size="10" fill="{MUTED}">{h}</text>'
+                )
+            return parts
+
+        return draw
+
+    steps.append(("queries = W_query(x)", "(b, num_tokens, d_out) = (b, 6, 4)", flat))
+    steps.append((".view(b, num_tokens, num_heads, head_dim)", "(b, 6, 2, 2)", split))
+    steps.append((".transpose(1, 2)", "(b, num_heads, num_tokens, head_dim) = (b, 2, 6, 2)", per_head(head_dim)))
+    steps.append(
+        (
+            "queries @ keys.transpose(2, 3)",
+            "attn_scores: (b, num_heads, num_tokens, num_tokens) = (b, 2, 6, 6)",
+            per_head(t),
+        )
+    )
+    steps.append(("attn_weights @ values", "(b, num_heads, num_tokens, head_dim) = (b, 2, 6, 2)", per_head(head_dim)))
+    steps.append((".transpose(1, 2)", "(b, num_tokens, num_heads, head_dim) = (b, 6, 2, 2)", split))
+    steps.append((".contiguous().view(b, num_tokens, d_out)", "(b, num_tokens, d_out) = (b, 6, 4)", flat))
+
+    row_height, left, panel_x = t * cell + 34, 24, 560
+    body = []
+    for index, (code, shape, draw) in enumerate(steps):
+        y = 20 + index * row_height
+        body.append(f'<text x="{left}" y="{y + 30}" {MONO} font-size="15" fill="{INK}">{escape(code)}</text>')
+        body.append(f'<text x="{left}" y="{y + 54}" {MONO} font-size="13" fill="{MUTED}">{escape(shape)}</text>')
+        body += draw(panel_x, y + 8)
+        if index:
+            body.append(
+                f'<path d="M {left - 12} {y - 12} v 16" stroke="{MUTED}" stroke-width="1.5" fill="none"/>'
+                f'<path d="M {left - 16} {y} l 4 6 l 4 -6" stroke="{MUTED}" stroke-width="1.5" fill="none"/>'
+            )
+    legend_y = 20 + len(steps) * row_height
+    for h, color in enumerate(HEAD_COLORS):
+        x = left + h * 120
+        body.append(f'<rect x="{x}" y="{legend_y}" width="14" height="14" fill="{color}" fill-opacity="0.75"/>')
+        body.append(f'<text x="{x + 20}" y="{legend_y + 12}" {MONO} font-size="13" fill="{INK}">head {h}</text>')
+    width = panel_x + num_heads * (t * cell + gap) + 24
+    return _svg(width, legend_y + 34, "Tensor shapes while splitting and merging attention heads", body)
+
+
+FIGURE_MAKERS: dict[str, Callable[[], str]] = {
+    "journey-attn-weights.svg": journey_attn_weights,
+    "causal-attn-weights.svg": causal_attn_weights,
+    "head-splitting.svg": head_splitting,
+}
+
+
+def stale_figures() -> list[str]:
+    """The figures whose committed file differs from what the current library draws."""
+    return [
+        name
+        for name, make in FIGURE_MAKERS.items()
+        if not (FIGURES / name).exists() or (FIGURES / name).read_text(encoding="utf-8") != make()
+    ]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report figures that are out of date")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_figures()
+        for name in stale:
+            print(f"out of date: docs/assets/figures/{name} (run python scripts/make_figures.py)")
+        return 1 if stale else 0
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    for name, make in FIGURE_MAKERS.items():
+        (FIGURES / name).write_text(make(), encoding="utf-8", newline="\n")
+        print(f"wrote docs/assets/figures/{name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,163 @@
+"""Run every Python block on the site and compare what it prints with the output block shown under it.
+
+Loaded as a pytest plugin (``-p doc_examples`` in ``pyproject.toml``), so the Markdown pages under
+``docs/`` are collected like test files. The conventions, which ``CONTRIBUTING.md`` states for writers:
+
+* A block fenced exactly as ```` ```python ```` runs; all blocks of one page share a namespace, in order.
+  Sybil's rule, kept on purpose: ```` ```py ````, ```` ``` python ```` or ```` ```python title="x" ```` do
+  not run, so ``tests/test_docs.py`` fails on any such fence.
+* An ```` ```output ```` block right after it (only blank lines between) is what the block prints. A
+  block with no output block must print nothing. An output block after anything else is an error:
+  an output the suite cannot check is never shown.
+* If the block raises, the output block ends with the exception line (``ValueError: ...``), optionally
+  after a ``Traceback (most recent call last):`` line and ``...``.
+* ``<!-- skip: next "reason" -->`` (Sybil's own directive) shows the next block without running it;
+  ``tests/test_docs.py`` requires a reason.
+
+Numbers are compared with a tolerance of two units in the last printed digit, so a last-digit
+difference between torch versions or BLAS libraries passes while a wrong number fails; everything else
+is compared exactly, except for spacing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from sybil import Document, Example, Region, Sybil
+from sybil.parsers.markdown import SkipParser
+from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+RUN = "python"
+OUTPUT = "output"
+
+#: Every fenced block of a page, with its whole info string (what follows the backticks).
+FENCES = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n", re.MULTILINE))
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def fenced_blocks(document: Document) -> Iterator[Region]:
+    return iter(FENCES(document))
+
+
+class PythonWithOutputParser:
+    """Yields one example per ```` ```python ```` block; its expected output is the block after it."""
+
+    def __call__(self, document: Document) -> Iterable[Region]:
+        blocks = list(fenced_blocks(document))
+        for index, block in enumerate(blocks):
+            info = block.lexemes["info"]
+            if info == RUN:
+                expected = None
+                following = blocks[index + 1] if index + 1 < len(blocks) else None
+                if (
+                    following is not None
+                    and following.lexemes["info"] == OUTPUT
+                    and not document.text[block.end : following.start].strip()
+                ):
+                    expected = str(following.lexemes["source"])
+                line = document.text.count("\n", 0, block.start) + 1
+                source = str(block.lexemes["source"])
+                yield Region(block.start, block.end, (source, expected, line), evaluate)
+            elif info == OUTPUT:
+                previous = blocks[index - 1] if index else None
+                if (
+                    previous is None
+                    or previous.lexemes["info"] != RUN
+                    or document.text[previous.end : block.start].strip()
+                ):
+                    line = document.text.count("\n", 0, block.start) + 1
+                    raise ValueError(
+                        f"{document.path}, line {line}: an output block must directly follow a ```python block,"
+                        " or nothing checks it"
+                    )
+
+
+def evaluate(example: Example) -> str | None:
+    source, expected, line = example.parsed
+    code = compile("\n" * line + source, example.path, "exec")
+    printed = io.StringIO()
+    exception_line = None
+    with contextlib.redirect_stdout(printed):
+        try:
+            exec(code, example.namespace)
+        except Exception as error:
+            if expected is None or (TRACEBACK not in expected and not _ends_with_exception(expected, error)):
+                raise
+            exception_line = f"{type(error).__name__}: {error}"
+            shown_line = expected.rstrip().splitlines()[-1]
+            # A long message may be shown cut short: "RuntimeError: view size is not compatible ..."
+            if shown_line.endswith(" ...") and exception_line.startswith(shown_line[:-4]):
+                exception_line = shown_line
+    actual = printed.getvalue()
+    if exception_line is not None:
+        actual += exception_line + "\n"
+    return compare_output(expected or "", actual)
+
+
+def _ends_with_exception(expected: str, error: Exception) -> bool:
+    lines = expected.strip().splitlines()
+    return bool(lines) and lines[-1].startswith(f"{type(error).__name__}:")
+
+
+def _strip_traceback(text: str) -> str:
+    """Drop a shown ``Traceback ...`` header and its ``...`` lines, keeping the exception line."""
+    lines = text.rstrip("\n").splitlines()
+    if TRACEBACK not in lines:
+        return text
+    start = lines.index(TRACEBACK)
+    return "\n".join([*lines[:start], lines[-1]]) + "\n"
+
+
+def _ulp(token: str) -> float:
+    """One unit in the last printed digit of ``token``, or 0 for an exact (integer-looking) number."""
+    mantissa, _, exponent = token.lower().partition("e")
+    if "." not in mantissa:
+        return 0.0 if not exponent else 10.0 ** int(exponent)
+    decimals = len(mantissa.split(".")[1])
+    if decimals == 0 and not exponent:
+        return 0.0
+    return 10.0 ** (int(exponent or 0) - decimals)
+
+
+def _split(text: str) -> tuple[list[str], list[str]]:
+    """The numbers in ``text`` and the text between them, with all whitespace removed."""
+    numbers = NUMBER.findall(text)
+    words = ["".join(part.split()) for part in NUMBER.split(text)]
+    return numbers, words
+
+
+def compare_output(expected: str, actual: str) -> str | None:
+    """``None`` if ``actual`` matches ``expected``, else a message with a diff."""
+    expected = _strip_traceback(expected)
+    want_numbers, want_words = _split(expected)
+    got_numbers, got_words = _split(actual)
+    problem = None
+    if want_words != got_words or len(want_numbers) != len(got_numbers):
+        problem = "the printed text differs"
+    else:
+        for want, got in zip(want_numbers, got_numbers, strict=True):
+            tolerance = 2 * _ulp(want)
+            if abs(float(want) - float(got)) > tolerance + 1e-12:
+                problem = f"{got} differs from the shown {want} by more than {tolerance:g}"
+                break
+    if problem is None:
+        return None
+    diff = "".join(
+        difflib.unified_diff(
+            expected.splitlines(keepends=True), actual.splitlines(keepends=True), "shown output", "printed output"
+        )
+    )
+    return f"{problem}:\n{diff or repr(actual)}"
+
+
+sybil = Sybil(parsers=[PythonWithOutputParser(), SkipParser()], path=str(DOCS), patterns=["*.md"], name="docs")
+
+pytest_collect_file = sybil.pytest()

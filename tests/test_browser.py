@@ -1,0 +1,161 @@
+"""The built site in a real browser (headless Chromium): what a reader's browser fetches, runs and copies.
+
+Needs Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``, or ``$CHROMIUM``) and the
+``playwright`` package. Without them these tests skip, unless ``REQUIRE_BROWSER=1`` (set by
+``.ci/run``), which turns a missing browser into a failure so CI can never pass by skipping them.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from doc_examples import RUN, fenced_blocks
+from sybil import Document
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SOURCES = sorted(path.relative_to(DOCS / "en").as_posix() for path in (DOCS / "en").rglob("*.md"))
+URLS = [
+    f"{prefix}{'' if source == 'index.md' else source.removesuffix('.md') + '/'}"
+    for prefix in ("", "zh/")
+    for source in SOURCES
+]
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def base_url(site: Path) -> Iterator[str]:
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(missing)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(base_url: str):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    tab = context.new_page()
+    yield tab
+    context.close()
+
+
+def _failed(response) -> bool:
+    # Material looks for a sitemap.xml beside each alternate-language link, expecting the link to point
+    # at a language's root; ours point at the same page in the other language (so the switcher keeps the
+    # reader's place), and Material quietly falls back to the link itself when that lookup 404s.
+    return response.status >= 400 and not response.url.endswith("/sitemap.xml")
+
+
+@pytest.mark.parametrize("url", URLS)
+def test_page_loads_everything_from_the_site_itself_without_errors(page, base_url: str, url: str) -> None:
+    requests, errors = [], []
+    page.on("request", lambda request: requests.append(request.url))
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("response", lambda response: _failed(response) and errors.append(f"{response.status} {response.url}"))
+    page.goto(base_url + url, wait_until="networkidle")
+    own_host = urlsplit(base_url).netloc
+    elsewhere = sorted({request for request in requests if urlsplit(request).netloc not in {own_host, ""}})
+    assert elsewhere == [], f"{url} asked another host for: {elsewhere}"
+    assert errors == [], f"{url}: {errors}"
+    # Every formula was typeset by KaTeX, and none failed to parse.
+    formulas = page.locator(".arithmatex")
+    assert page.locator(".arithmatex .katex").count() >= formulas.count()
+    assert page.locator(".katex-error").count() == 0
+    # Images (the figures) loaded.
+    broken = page.evaluate("[...document.images].filter(image => !image.naturalWidth).map(image => image.src)")
+    assert broken == []
+
+
+def _python_blocks(source: Path) -> list[str]:
+    document = Document(source.read_text(encoding="utf-8"), str(source))
+    return [str(block.lexemes["source"]) for block in fenced_blocks(document) if block.lexemes["info"] == RUN]
+
+
+@pytest.mark.parametrize("url", [url for url in URLS if not url.endswith("api/")])  # API signatures aren't snippets
+def test_copy_button_gives_exactly_the_code_the_suite_runs(page, base_url: str, url: str) -> None:
+    lang, name = ("zh", url.removeprefix("zh/")) if url.startswith("zh/") else ("en", url)
+    source = DOCS / lang / (name.rstrip("/") + ".md" if name else "index.md")
+    blocks = _python_blocks(source)
+    page.goto(base_url + url, wait_until="networkidle")
+    shown = page.locator("div.language-python")
+    copied = []
+    for index in range(shown.count()):
+        # Material adds the copy button when a block scrolls into view, as a reader would see it.
+        shown.nth(index).scroll_into_view_if_needed()
+        shown.nth(index).locator("button.md-code__button[data-md-type=copy]").click()
+        copied.append(page.evaluate("navigator.clipboard.readText()"))
+    assert len(copied) == len(blocks), f"{url}: {len(copied)} copy buttons for {len(blocks)} Python blocks"
+    for number, (text, block) in enumerate(zip(copied, blocks, strict=True), start=1):
+        if block.lstrip().startswith("--8<--"):
+            # Library source, included at build time: the reader gets the source, not the include line.
+            assert text.strip() and "--8<--" not in text, f"{url}, block {number}"
+        else:
+            # The very text Sybil runs and checks, with no prompts and no output lines.
+            assert text.rstrip("\n") == block.rstrip("\n"), f"{url}, block {number}"
+
+
+@pytest.mark.parametrize(
+    ("url", "query", "expected"),
+    [
+        # From the middle of a sentence on the Chinese home page: "……都与 PyTorch 自带的注意力实现逐一核对过。"
+        ("zh/", "核对", "zh/"),
+        ("zh/", "上下文向量", "zh/context-vectors/"),
+        ("", "contiguous", "multi-head/"),
+    ],
+)
+def test_search_finds_the_page(page, base_url: str, url: str, query: str, expected: str) -> None:
+    page.goto(base_url + url, wait_until="networkidle")
+    page.locator("input.md-search__input").click()
+    page.keyboard.insert_text(query)
+    page.keyboard.press("End")  # Material searches on key events
+    results = page.locator(".md-search-result__item > a")
+    results.first.wait_for(timeout=10_000)
+    hrefs = [urlsplit(href).path for href in results.evaluate_all("links => links.map(link => link.href)")]
+    assert "/" + expected in hrefs, hrefs

@@ -1,0 +1,150 @@
+"""The pages' code blocks: none escapes execution, and the two languages show the same code and outputs."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from pathlib import Path
+
+import pytest
+from doc_examples import DOCS, OUTPUT, RUN, PythonWithOutputParser, compare_output, evaluate, fenced_blocks, sybil
+from sybil import Document
+
+LANGUAGES = ("en", "zh")
+PAGES = sorted(path.relative_to(DOCS / "en").as_posix() for path in (DOCS / "en").rglob("*.md"))
+# An info string that asks for Python in any spelling: ```py, ``` python, ```python title="x", ```{.python}
+PYTHON_LIKE = re.compile(r"^\s*\{?\s*\.?(?:py|python|python3|py3|pycon|ipython)\b", re.IGNORECASE)
+SHELL = {"bash", "console", "shell", "sh"}
+SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
+
+
+def escapes(path: Path) -> list[str]:
+    """The Python-like blocks of one page that neither run nor carry a skip with a reason."""
+    document = sybil.parse(path)
+    examples = {start for start, region in document.regions if region.evaluator is evaluate}
+    problems = []
+    text = document.text
+    for block in fenced_blocks(document):
+        info = block.lexemes["info"]
+        line = text.count("\n", 0, block.start) + 1
+        if not PYTHON_LIKE.match(info):
+            continue
+        if info != RUN or block.start not in examples:
+            problems.append(f"{path.name}:{line}: ```{info} does not run; fence it exactly as ```python")
+    for match in SKIP.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        reason = match.group("reason").strip().strip("\"'")
+        if match.group("action") != "next":
+            problems.append(f"{path.name}:{line}: only 'skip: next' is allowed, so one skip hides one block")
+        elif not reason:
+            problems.append(f"{path.name}:{line}: 'skip: next' needs a reason in quotes")
+        following = next((block for block in fenced_blocks(document) if block.start > match.end()), None)
+        if following is None or following.lexemes["info"] != RUN or text[match.end() : following.start].strip():
+            problems.append(f"{path.name}:{line}: 'skip: next' must stand right before a ```python block")
+    return problems
+
+
+@pytest.mark.parametrize("page", [f"{lang}/{page}" for lang in LANGUAGES for page in PAGES])
+def test_no_python_block_escapes_execution(page: str) -> None:
+    assert escapes(DOCS / page) == []
+
+
+def test_the_escape_check_can_fail(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nx = 1\n```\n\n"
+        "```py\nx = 2\n```\n\n"
+        "``` python\nx = 3\n```\n\n"
+        '```python title="x.py"\nx = 4\n```\n\n'
+        "```{.python}\nx = 5\n```\n\n"
+        "   ```pycon\n   >>> x\n   ```\n\n"
+        "<!-- skip: next -->\n```python\nx = 6\n```\n\n"
+        '<!-- skip: next "why" -->\n```text\nnot python\n```\n',
+        encoding="utf-8",
+    )
+    problems = escapes(page)
+    for line in (5, 9, 13, 17, 21):
+        assert any(problem.startswith(f"page.md:{line}:") and "does not run" in problem for problem in problems), line
+    assert any(problem.startswith("page.md:25:") and "needs a reason" in problem for problem in problems)
+    assert any(problem.startswith("page.md:30:") and "right before" in problem for problem in problems)
+    assert not any(problem.startswith("page.md:1:") for problem in problems)
+
+
+def test_an_output_block_nothing_checks_is_an_error(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("Some text.\n\n```output\n42\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="must directly follow"):
+        list(PythonWithOutputParser()(Document(page.read_text(encoding="utf-8"), str(page))))
+
+
+@pytest.mark.parametrize(
+    ("shown", "printed", "ok"),
+    [
+        ("tensor([0.4300, 0.1500])\n", "tensor([0.4301, 0.1499])\n", True),  # last digit: BLAS noise
+        ("tensor([0.4300, 0.1500])\n", "tensor([0.4310, 0.1500])\n", False),  # a wrong number
+        ("tensor([[ 0.1000, -0.2000]])\n", "tensor([[0.1000, -0.2000]])\n", True),  # column padding
+        ("tensor([-0.0000, 1.0000])\n", "tensor([0.0000, 1.0000])\n", True),
+        ("tensor([1., 2.])\n", "tensor([1., 3.])\n", False),  # integral values are exact
+        ("torch.Size([2, 6, 4])\n", "torch.Size([2, 6, 5])\n", False),
+        ("1.2346e+03\n", "1.2347e+03\n", True),
+        ("1.2346e+03\n", "1.2356e+03\n", False),
+        ("True\n", "False\n", False),
+        ("tensor([1.])\n", "tensor([1.])\nextra line\n", False),
+        ("Traceback (most recent call last):\n  ...\nValueError: bad\n", "ValueError: bad\n", True),
+    ],
+)
+def test_output_comparison(shown: str, printed: str, ok: bool) -> None:
+    assert (compare_output(shown, printed) is None) is ok
+
+
+def _code_tokens(source: str) -> list[tuple[int, str]]:
+    """The tokens of ``source`` without comments and blank lines: what runs, not how it is explained."""
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT}
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+        return [(token.type, token.string) for token in tokens if token.type not in skipped]
+    except (tokenize.TokenError, SyntaxError):
+        return [(0, line.rstrip()) for line in source.splitlines() if line.strip()]
+
+
+def _blocks(path: Path) -> list[tuple[str, object]]:
+    document = Document(path.read_text(encoding="utf-8"), str(path))
+    shown = []
+    for block in fenced_blocks(document):
+        info, source = block.lexemes["info"], str(block.lexemes["source"])
+        if info == RUN:
+            shown.append((info, _code_tokens(source)))
+        elif info in SHELL:  # comments may be translated, commands may not
+            shown.append((info, [re.sub(r"\s+#.*$", "", line) for line in source.splitlines()]))
+        elif info == OUTPUT or PYTHON_LIKE.match(info):
+            shown.append((info, source))
+    return shown
+
+
+def _heading_ids(path: Path) -> list[str]:
+    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+    headings = re.findall(r"^#{1,6} .*$", text, flags=re.MULTILINE)
+    return [
+        match.group(1) if (match := re.search(r"\{\s*#([\w-]+)[^}]*\}\s*$", heading)) else "" for heading in headings
+    ]
+
+
+def test_every_page_exists_in_both_languages() -> None:
+    zh = sorted(path.relative_to(DOCS / "zh").as_posix() for path in (DOCS / "zh").rglob("*.md"))
+    assert zh == PAGES
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_both_languages_show_the_same_code_and_outputs(page: str) -> None:
+    en, zh = _blocks(DOCS / "en" / page), _blocks(DOCS / "zh" / page)
+    assert [info for info, _ in en] == [info for info, _ in zh], "the pages show different kinds of blocks"
+    for number, (left, right) in enumerate(zip(en, zh, strict=True), start=1):
+        assert left == right, f"block {number} ({left[0]}) differs between en/{page} and zh/{page}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_heading_has_the_same_explicit_id_in_both_languages(page: str) -> None:
+    en, zh = _heading_ids(DOCS / "en" / page), _heading_ids(DOCS / "zh" / page)
+    assert "" not in en[1:], f"en/{page}: every heading below the title needs an explicit {{#id}}"
+    assert en == zh
