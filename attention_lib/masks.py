@@ -62,11 +62,12 @@ def padding_mask(valid_lens: torch.Tensor, num_keys: int) -> torch.Tensor:
 def masked_fill_value(dtype: torch.dtype) -> float:
     """The most negative finite number of ``dtype``: the fill value for masked scores.
 
-    The common ``-1e9`` is not representable in float16, whose largest magnitude is 65504: in
-    ``torch.float16`` it becomes ``-inf`` (``masked_fill`` refuses it with an overflow error, and the
-    additive form ``scores + mask * -1e9`` turns every score into ``-inf`` or ``nan``). ``-inf`` itself
-    is no better: a row whose every key is masked becomes ``softmax([-inf, ...]) = nan``. The finite
-    minimum of the dtype is safe in float16, bfloat16, float32 and float64.
+    The common ``-1e9`` is not representable in float16, whose largest magnitude is 65504:
+    ``masked_fill`` refuses it with an overflow error, and once ``-1e9`` is itself stored in float16
+    (a mask buffer of ``-1e9`` after ``model.half()``, say) it is ``-inf``, so the additive form
+    ``scores + mask * -1e9`` gives ``0 * -inf = nan`` for every unmasked score. ``-inf`` itself is no
+    better: a row whose every key is masked becomes ``softmax([-inf, ...]) = nan``. The finite minimum
+    of the dtype is safe in float16, bfloat16, float32 and float64.
     """
     return torch.finfo(dtype).min
 
