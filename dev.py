@@ -37,7 +37,9 @@ def venv_bin(name: str) -> Path:
 
 def run(*cmd: object) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
-    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True)
+    # mkdocs is pinned below 2 in pyproject.toml, so Material's banner about MkDocs 2 is only noise.
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, env=env)
 
 
 def ensure_env() -> None:
