@@ -130,6 +130,13 @@ def _heading_ids(path: Path) -> list[str]:
     ]
 
 
+@pytest.mark.parametrize("page", [f"{lang}/{page}" for lang in LANGUAGES for page in PAGES])
+def test_no_formula_in_a_heading(page: str) -> None:
+    """The table of contents and search show headings as plain text, so TeX there shows up raw."""
+    text = re.sub(r"^```.*?^```", "", (DOCS / page).read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
+    assert [heading for heading in re.findall(r"^#{1,6} .*$", text, flags=re.MULTILINE) if "$" in heading] == []
+
+
 def test_every_page_exists_in_both_languages() -> None:
     zh = sorted(path.relative_to(DOCS / "zh").as_posix() for path in (DOCS / "zh").rglob("*.md"))
     assert zh == PAGES
