@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 TASKS = {
-    "docs": "set up and serve the site at http://127.0.0.1:8000 (--build: build it into site/ instead)",
+    "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
     "lint": "check the code with ruff (lint rules and formatting)",
 }
@@ -69,9 +69,10 @@ def ensure_site_assets() -> None:
     hashes) and copy what the pages load into ``docs/assets/vendor``, so the site needs no CDN."""
     lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
     version = lock["packages"]["node_modules/katex"]["version"]
+    files = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
     target = ROOT / "docs" / "assets" / "vendor" / "katex"
-    stamp = target / ".version"
-    if stamp.exists() and stamp.read_text() == version:
+    stamp, wanted = target / ".installed", f"{version} {' '.join(files)}"
+    if stamp.exists() and stamp.read_text() == wanted:
         return
     npm = shutil.which("npm")
     if npm is None:
@@ -79,11 +80,11 @@ def ensure_site_assets() -> None:
     run(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
     dist = ROOT / "node_modules" / "katex" / "dist"
     shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for name in ("katex.min.js", "katex.min.css"):
+    for name in files:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(dist / name, target / name)
     shutil.copytree(dist / "fonts", target / "fonts")
-    stamp.write_text(version)
+    stamp.write_text(wanted)
 
 
 def main(argv: list[str]) -> int:

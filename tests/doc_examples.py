@@ -92,10 +92,6 @@ def evaluate(example: Example) -> str | None:
             if expected is None or (TRACEBACK not in expected and not _ends_with_exception(expected, error)):
                 raise
             exception_line = f"{type(error).__name__}: {error}"
-            shown_line = expected.rstrip().splitlines()[-1]
-            # A long message may be shown cut short: "RuntimeError: view size is not compatible ..."
-            if shown_line.endswith(" ...") and exception_line.startswith(shown_line[:-4]):
-                exception_line = shown_line
     actual = printed.getvalue()
     if exception_line is not None:
         actual += exception_line + "\n"
@@ -137,6 +133,13 @@ def _split(text: str) -> tuple[list[str], list[str]]:
 def compare_output(expected: str, actual: str) -> str | None:
     """``None`` if ``actual`` matches ``expected``, else a message with a diff."""
     expected = _strip_traceback(expected)
+    # An exception line may be shown cut short: "RuntimeError: view size is not compatible ..."
+    # (the cut may also drop the further lines of a message that spans several).
+    shown_last = expected.rstrip("\n").rpartition("\n")[2]
+    if shown_last.endswith(" ..."):
+        start = ("\n" + actual).rfind("\n" + shown_last[:-4])
+        if start != -1:
+            actual = actual[:start] + shown_last + "\n"
     want_numbers, want_words = _split(expected)
     got_numbers, got_words = _split(actual)
     problem = None

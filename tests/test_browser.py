@@ -39,6 +39,11 @@ URLS = [
     for prefix in ("", "zh/")
     for source in SOURCES
 ]
+NOTEBOOK_URLS = [
+    f"{prefix}notebooks/{path.stem}/"
+    for prefix in ("", "zh/")
+    for path in sorted((DOCS / "en" / "notebooks").glob("*.ipynb"))
+]
 
 
 def _browser_missing() -> str | None:
@@ -95,7 +100,7 @@ def _failed(response) -> bool:
     return response.status >= 400 and not response.url.endswith("/sitemap.xml")
 
 
-@pytest.mark.parametrize("url", URLS)
+@pytest.mark.parametrize("url", URLS + NOTEBOOK_URLS)
 def test_page_loads_everything_from_the_site_itself_without_errors(page, base_url: str, url: str) -> None:
     requests, errors = [], []
     page.on("request", lambda request: requests.append(request.url))
@@ -106,10 +111,17 @@ def test_page_loads_everything_from_the_site_itself_without_errors(page, base_ur
     elsewhere = sorted({request for request in requests if urlsplit(request).netloc not in {own_host, ""}})
     assert elsewhere == [], f"{url} asked another host for: {elsewhere}"
     assert errors == [], f"{url}: {errors}"
-    # Every formula was typeset by KaTeX, and none failed to parse.
+    # Every formula was typeset by KaTeX, and none failed to parse; no TeX is left in a notebook's text.
     formulas = page.locator(".arithmatex")
     assert page.locator(".arithmatex .katex").count() >= formulas.count()
     assert page.locator(".katex-error").count() == 0
+    leftover = page.evaluate(
+        "[...document.querySelectorAll('.jp-RenderedMarkdown')]"
+        ".map(cell => { const copy = cell.cloneNode(true); copy.querySelectorAll('.katex, code, pre')"
+        ".forEach(node => node.remove()); return copy.textContent })"
+        ".filter(text => /\\$[^$\\s][^$]*\\$/.test(text))"
+    )
+    assert leftover == [], f"{url}: formulas left as text"
     # Images (the figures) loaded.
     broken = page.evaluate("[...document.images].filter(image => !image.naturalWidth).map(image => image.src)")
     assert broken == []

@@ -92,6 +92,8 @@ def test_an_output_block_nothing_checks_is_an_error(tmp_path: Path) -> None:
         ("True\n", "False\n", False),
         ("tensor([1.])\n", "tensor([1.])\nextra line\n", False),
         ("Traceback (most recent call last):\n  ...\nValueError: bad\n", "ValueError: bad\n", True),
+        ("ValueError: a long ...\n", "ValueError: a long message\n", True),
+        ("ValueError: a long ...\n", "ValueError: another message\n", False),
     ],
 )
 def test_output_comparison(shown: str, printed: str, ok: bool) -> None:

@@ -17,10 +17,22 @@ PAGES = {
     source: "index.html" if source == "index.md" else source.removesuffix(".md") + "/index.html" for source in SOURCES
 }
 REPO = "https://github.com/attention-docs/attention-docs"
+#: Where the site is served on GitHub Pages; absolute links (the 404 page, the home page's language
+#: switcher) start with it.
+BASE_PATH = "/attention-docs/"
+
+
+def _from_root(site: Path, href: str) -> Path:
+    """The file an absolute link such as /attention-docs/zh/ points to in the built site."""
+    assert href.startswith(BASE_PATH) or href == BASE_PATH.rstrip("/"), f"{href} is outside the site"
+    return site / href.removeprefix(BASE_PATH.rstrip("/")).lstrip("/")
+
+
 # Anything the browser fetches by itself: scripts, stylesheets, icons, preloads, images, frames, CSS.
 FETCHED = re.compile(
     r"""<(?:script|img|iframe|source|audio|video)\b[^>]*\bsrc=["']([^"']+)["']"""
-    r"""|<link\b[^>]*\bhref=["']([^"']+)["']"""
+    # (a canonical or alternate-language <link> names a page; the browser does not fetch it)
+    r"""|<link\b(?![^>]*\brel=["'](?:canonical|alternate)["'])[^>]*\bhref=["']([^"']+)["']"""
     r"""|url\(\s*["']?([^"')]+)["']?\s*\)"""
     r"""|@import\s+["']([^"']+)["']"""
 )
@@ -72,8 +84,10 @@ def test_language_switcher_keeps_the_reader_on_the_same_page(site: Path, page: s
     def switcher(path: Path) -> dict[str, str]:
         html = path.read_text(encoding="utf-8")
         links = re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', html)
-        base = {True: site, False: path.parent}
-        return {lang: os.path.normpath(base[href.startswith("/")] / href.lstrip("/")) for href, lang in links}
+        return {
+            lang: os.path.normpath(_from_root(site, href) if href.startswith("/") else path.parent / href)
+            for href, lang in links
+        }
 
     for path in (site / page, site / "zh" / page):
         assert switcher(path) == {
@@ -130,7 +144,7 @@ def test_every_local_reference_resolves(site: Path) -> None:
             parts = urlsplit(url)
             if parts.scheme or parts.netloc or url.startswith(("#", "data:", "mailto:")) or not parts.path:
                 continue
-            target = (site / parts.path.lstrip("/")) if url.startswith("/") else (path.parent / unquote(parts.path))
+            target = _from_root(site, unquote(parts.path)) if url.startswith("/") else path.parent / unquote(parts.path)
             if target.is_dir():
                 target = target / "index.html"
             if not target.exists():

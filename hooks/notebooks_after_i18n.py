@@ -1,0 +1,92 @@
+"""Let mkdocs-jupyter see the notebook files that mkdocs-static-i18n hands to MkDocs.
+
+mkdocs-static-i18n rebuilds the whole file list as the last ``on_files`` handler (priority -100),
+with plain ``File`` objects. That drops the notebook files mkdocs-jupyter had marked for rendering,
+and MkDocs then copies each ``.ipynb`` through as its raw JSON under ``index.html``, with a green
+``--strict`` build (ultrabug/mkdocs-static-i18n#198). Running mkdocs-jupyter's own ``on_files`` once
+more, after i18n, marks them again. ``tests/test_notebooks.py`` checks the rendered pages.
+"""
+
+from __future__ import annotations
+
+import html as html_module
+import json
+import re
+from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import Files
+from mkdocs_jupyter.plugin import NotebookFile
+
+HEADING = re.compile(r'<h(?P<level>[1-6]) id="(?P<id>[^"]*)"(?P<rest>[^>]*>.*?</h(?P=level)>)', re.DOTALL)
+
+
+def _url(src_uri: str, language, default: str) -> str:
+    """The URL of the notebook ``src_uri`` (``zh/notebooks/x.ipynb``) in ``language``."""
+    page = PurePosixPath(*PurePosixPath(src_uri).with_suffix("").parts[1:])
+    return f"{page}/" if language.locale == default else f"{language.locale}/{page}/"
+
+
+@event_priority(-110)  # after mkdocs-static-i18n's -100
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    jupyter, i18n = config.plugins["mkdocs-jupyter"], config.plugins["i18n"]
+    default = next(language.locale for language in i18n.config.languages if language.default)
+    # In place: i18n keeps using its own Files object for the rest of the build.
+    for file in [file for file in files if jupyter.should_include(file) and not isinstance(file, NotebookFile)]:
+        notebook = NotebookFile(file, **config)
+        # Keep the place i18n gave the page (notebooks/x/ for English, zh/notebooks/x/ for Chinese), not
+        # the one mkdocs-jupyter derives from the source path (en/notebooks/x/).
+        notebook.dest_path, notebook.abs_dest_path, notebook.url = file.dest_path, file.abs_dest_path, file.url
+        # i18n found no other-language versions of a file it did not take for a page, so the language
+        # switcher would jump to the other language's home page; point it at the same notebook instead.
+        notebook.alternates = {
+            language.locale: SimpleNamespace(locale=language.locale, url=_url(file.src_uri, language, default))
+            for language in i18n.config.languages
+        }
+        files.remove(file)
+        files.append(notebook)
+    return files
+
+
+def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
+    """Give a notebook page's headings the explicit ids of its chapter page.
+
+    mkdocs-jupyter derives heading ids from the heading text with an ASCII-only slug, so every Chinese
+    heading gets an empty id; duplicate empty ids also break the search index. The notebook carries
+    the chapter's ids in its metadata (scripts/make_notebooks.py), one per heading, in order.
+    """
+    if not isinstance(page.file, NotebookFile):
+        return html
+    metadata = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))["metadata"]
+    ids = iter(metadata["attention_docs"]["heading_ids"])
+    headings = list(HEADING.finditer(html))
+    if len(headings) != len(metadata["attention_docs"]["heading_ids"]):
+        raise PluginError(
+            f"{page.file.src_uri}: {len(headings)} headings, but the metadata names"
+            f" {len(metadata['attention_docs']['heading_ids'])} heading ids; run scripts/make_notebooks.py"
+        )
+    renamed = []
+
+    def rename(match: re.Match) -> str:
+        new = next(ids)
+        inner = re.sub(r'<a class="anchor-link".*?</a>', "", match["rest"].split(">", 1)[1].rsplit("</h", 1)[0])
+        renamed.append((new, html_module.unescape(re.sub(r"<[^>]+>", "", inner)).strip()))
+        anchor = match["rest"].replace(f'href="#{match["id"]}"', f'href="#{new}"', 1)
+        return f'<h{match["level"]} id="{new}"{anchor}'
+
+    html = HEADING.sub(rename, html)
+    headings_in_order = iter(renamed)
+
+    def retitle(items) -> None:
+        # The table of contents lists the same headings; mkdocs-jupyter's titles also lose inline code.
+        for item in items:
+            item.id, item.title = next(headings_in_order)
+            retitle(item.children)
+
+    retitle(page.toc.items)
+    # The notebook is generated from its chapter page: "edit this page" opens that page's source.
+    page.edit_url = config.edit_uri + metadata["attention_docs"]["source"].removeprefix("docs/")
+    return html

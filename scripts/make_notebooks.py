@@ -1,0 +1,277 @@
+"""Generate a Jupyter notebook for each chapter page, in both languages, into ``docs/<lang>/notebooks/``.
+
+    python scripts/make_notebooks.py           # rewrite the notebooks
+    python scripts/make_notebooks.py --check   # exit 1 if a committed notebook is out of date
+
+The chapter pages are the one source of truth: a notebook is its page cut into cells. Prose becomes
+Markdown cells, each ```python block a code cell, and the ```output block under it that cell's
+stored output, the very output the test suite verified on the page (so the site renders notebooks
+without executing them, and ``tests/test_notebooks.py`` runs every notebook in a fresh kernel and
+compares). Library source shown on a page is not copied into the notebook: a note points to it in
+``attention_lib``, which the notebook imports. Links to other pages point to the published site, and
+figures travel inside the notebook as attachments, so a downloaded notebook or one opened in Colab
+reads the same as the page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+sys.path.insert(0, str(ROOT / "tests"))
+from doc_examples import OUTPUT, RUN, TRACEBACK, fenced_blocks  # noqa: E402
+from sybil import Document  # noqa: E402
+
+#: Chapters 3 to 13 of the curriculum: the pages that teach with code.
+CHAPTERS = (
+    "attention-scores",
+    "attention-weights",
+    "context-vectors",
+    "scoring-functions",
+    "trainable-weights",
+    "masks",
+    "dropout",
+    "buffers",
+    "multi-head",
+    "cross-attention",
+    "pytorch-equivalence",
+)
+LANGUAGES = ("en", "zh")
+SKIP = re.compile(r"<!--+\s*skip:[^\n]*?--+>\n?")
+INCLUDE = re.compile(r'--8<-- "(?P<path>[^":]+):(?P<name>\w+)"')
+HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)\s*\{\s*#(?P<id>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
+IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\(\.\./assets/figures/(?P<name>[\w.-]+\.svg)\)(?:\{[^}]*\})?")
+LINK = re.compile(r"\]\((?P<page>[\w-]+)\.md(?P<anchor>#[\w.-]+)?\)")
+ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)")?\n(?P<body>(?:(?: {4}.*)?\n)*)', re.M)
+
+TEXT = {
+    "en": {
+        "setup": "Run this first. It installs `attention_lib` from the repository if this Python does not"
+        " have it yet (in Colab, for example); anywhere else it does nothing.",
+        "source": "The source of `{name}` is shown on [the page]({url}); here it is imported from"
+        " `attention_lib` instead of copied. Read it with `inspect.getsource({name})` or in"
+        " [the API reference]({api}).",
+        "from_page": "This notebook is generated from the page [{title}]({url}): the same code and the"
+        " same outputs, checked by the test suite.",
+        "colab": "Open in Colab",
+        "kinds": {"note": "Note", "warning": "Warning", "tip": "Tip", "info": "Info", "question": "Question"},
+    },
+    "zh": {
+        "setup": "请先运行这个单元格。如果当前 Python 环境还没有 `attention_lib`（例如在 Colab 中），"
+        "它会从代码仓库安装；其他情况下它什么也不做。",
+        "source": "`{name}` 的源码展示在[对应页面]({url})上；这里直接从 `attention_lib` 导入，而不是复制一份。"
+        "可以用 `inspect.getsource({name})` 查看，或者阅读 [API 参考]({api})。",
+        "from_page": "本 notebook 由页面[{title}]({url})生成：代码和输出与页面完全相同，并由测试套件检查。",
+        "colab": "在 Colab 中打开",
+        "kinds": {"note": "注意", "warning": "警告", "tip": "提示", "info": "说明", "question": "问题"},
+    },
+}
+
+
+def _config() -> dict:
+    # mkdocs.yml holds a !!python tag (the slugify function); this loader reads it as None.
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def settings() -> tuple[str, str]:
+    """The published site's address and the repository's, both read from ``mkdocs.yml``."""
+    config = _config()
+    site_url = config["site_url"].rstrip("/") + "/"
+    repository = config["extra"]["repository"].rstrip("/")
+    return site_url, repository
+
+
+def page_url(site_url: str, lang: str, page: str, anchor: str = "") -> str:
+    prefix = "" if lang == "en" else f"{lang}/"
+    path = "" if page == "index" else f"{page}/"
+    return f"{site_url}{prefix}{path}{anchor}"
+
+
+def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tuple[str, dict]:
+    """A page's prose as notebook Markdown: links to the site, figures as attachments, no MkDocs syntax.
+
+    The headings' explicit ids are appended to ``heading_ids``: Markdown in a notebook has no syntax for
+    them, so they travel in the notebook's metadata (hooks/notebooks_after_i18n.py puts them back).
+    """
+    attachments = {}
+
+    def heading(match: re.Match) -> str:
+        heading_ids.append(match["id"])
+        return f"{match['hashes']} {match['title']}"
+
+    def image(match: re.Match) -> str:
+        name = match["name"]
+        svg = (DOCS / "assets" / "figures" / name).read_bytes()
+        attachments[name] = {"image/svg+xml": base64.b64encode(svg).decode("ascii")}
+        return f"![{match['alt']}](attachment:{name})"
+
+    def admonition(match: re.Match) -> str:
+        kinds = TEXT[lang]["kinds"]
+        title = match["title"] or kinds.get(match["kind"], match["kind"].title())
+        body = [line[4:] for line in match["body"].rstrip("\n").split("\n")]
+        return "\n".join([f"> **{title}**", ">", *(f"> {line}".rstrip() for line in body)]) + "\n"
+
+    text = SKIP.sub("", text)
+    text = HEADING.sub(heading, text)
+    text = IMAGE.sub(image, text)
+    text = LINK.sub(lambda match: f"]({page_url(site_url, lang, match['page'], match['anchor'] or '')})", text)
+    text = ADMONITION.sub(admonition, text)
+    return text.strip("\n"), attachments
+
+
+def _outputs(expected: str | None) -> tuple[list[dict], bool]:
+    """The stored outputs of a code cell, from the page's output block, and whether the cell raises."""
+    if expected is None:
+        return [], False
+    lines = expected.rstrip("\n").split("\n")
+    error = None
+    if TRACEBACK in lines:
+        error, lines = lines[-1], lines[: lines.index(TRACEBACK)]
+    elif re.match(r"^\w+(Error|Exception|Warning): ", lines[-1]) and not lines[-1].startswith("tensor"):
+        error, lines = lines[-1], lines[:-1]
+    outputs = []
+    if lines:
+        outputs.append({"name": "stdout", "output_type": "stream", "text": "\n".join(lines) + "\n"})
+    if error is not None:
+        ename, _, evalue = error.partition(": ")
+        outputs.append({"ename": ename, "evalue": evalue, "output_type": "error", "traceback": [error]})
+    return outputs, error is not None
+
+
+def _cell(kind: str, source: str, **extra: object) -> dict:
+    cell = {"cell_type": kind, "metadata": extra.pop("metadata", {}), "source": source.splitlines(keepends=True)}
+    if kind == "code":
+        cell.update(execution_count=None, outputs=extra.pop("outputs", []))
+    cell.update(extra)
+    return cell
+
+
+def notebook(page: str, lang: str) -> dict:
+    """The notebook of one chapter page, as nbformat 4 JSON."""
+    site_url, repository = settings()
+    path = DOCS / lang / f"{page}.md"
+    text = path.read_text(encoding="utf-8")
+    document = Document(text, str(path))
+    blocks = list(fenced_blocks(document))
+    words = TEXT[lang]
+    title, title_id = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text).groups()
+    heading_ids = [title_id]
+    notebook_path = f"docs/{lang}/notebooks/{page}.ipynb"
+    colab = f"https://colab.research.google.com/github/{repository.removeprefix('https://github.com/')}/blob/main/{notebook_path}"
+    cells = [
+        _cell(
+            "markdown",
+            f"# {title}\n\n"
+            + words["from_page"].format(title=title, url=page_url(site_url, lang, page))
+            + f" [{words['colab']}]({colab})",
+        ),
+        _cell("markdown", words["setup"]),
+        _cell(
+            "code",
+            "import importlib.util\nimport subprocess\nimport sys\n\n"
+            'if importlib.util.find_spec("attention_lib") is None:\n'
+            f'    package = "attention_lib @ git+{repository}"\n'
+            '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)\n',
+        ),
+    ]
+    position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
+    for index, block in enumerate(blocks):
+        info = block.lexemes["info"]
+        if info not in (RUN, OUTPUT):
+            continue  # other fences (bash, text) stay in the prose around them
+        prose, attachments = _markdown(text[position : block.start], lang, site_url, heading_ids)
+        position = block.end
+        if prose:
+            cells.append(_cell("markdown", prose, **({"attachments": attachments} if attachments else {})))
+        if info == OUTPUT:
+            continue  # stored with the code cell before it
+        source = str(block.lexemes["source"]).rstrip("\n")
+        include = INCLUDE.fullmatch(source.strip())
+        if include:
+            name = include["name"]
+            api = page_url(site_url, lang, "api", f"#attention_lib.{Path(include['path']).stem}.{name}")
+            cells.append(
+                _cell("markdown", words["source"].format(name=name, url=page_url(site_url, lang, page), api=api))
+            )
+            continue
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        expected = None
+        if (
+            following is not None
+            and following.lexemes["info"] == OUTPUT
+            and not text[block.end : following.start].strip()
+        ):
+            expected = str(following.lexemes["source"])
+        outputs, raises = _outputs(expected)
+        metadata = {"tags": ["raises-exception"]} if raises else {}
+        cells.append(_cell("code", source, outputs=outputs, metadata=metadata))
+    prose, attachments = _markdown(text[position:], lang, site_url, heading_ids)
+    if prose:
+        cells.append(_cell("markdown", prose, **({"attachments": attachments} if attachments else {})))
+    return {
+        "cells": cells,
+        "metadata": {
+            "attention_docs": {"source": f"docs/{lang}/{page}.md", "heading_ids": heading_ids},
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def render(page: str, lang: str) -> str:
+    nb = notebook(page, lang)
+    for number, cell in enumerate(nb["cells"]):
+        cell["id"] = f"{page}-{number}"  # stable ids, so regenerating changes nothing
+        cell.setdefault("metadata", {})
+    return json.dumps(nb, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+
+
+def target(page: str, lang: str) -> Path:
+    return DOCS / lang / "notebooks" / f"{page}.ipynb"
+
+
+def stale_notebooks() -> list[str]:
+    return [
+        target(page, lang).relative_to(ROOT).as_posix()
+        for lang in LANGUAGES
+        for page in CHAPTERS
+        if not target(page, lang).exists() or target(page, lang).read_text(encoding="utf-8") != render(page, lang)
+    ]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="only report notebooks that are out of date")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_notebooks()
+        for path in stale:
+            print(f"out of date: {path} (run python scripts/make_notebooks.py)")
+        return 1 if stale else 0
+    for lang in LANGUAGES:
+        for page in CHAPTERS:
+            target(page, lang).parent.mkdir(parents=True, exist_ok=True)
+            target(page, lang).write_text(render(page, lang), encoding="utf-8", newline="\n")
+            print(f"wrote {target(page, lang).relative_to(ROOT).as_posix()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,177 @@
+"""The notebooks: generated from the chapter pages, run top to bottom in a fresh kernel, rendered on the site."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from doc_examples import compare_output
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "make_notebooks.py"
+spec = importlib.util.spec_from_file_location("make_notebooks", SCRIPT)
+make_notebooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(make_notebooks)
+
+NOTEBOOKS = [(lang, page) for lang in make_notebooks.LANGUAGES for page in make_notebooks.CHAPTERS]
+IDS = [f"{lang}/{page}" for lang, page in NOTEBOOKS]
+
+
+def _printed(outputs: list[dict]) -> str:
+    """What a cell showed, in the form the pages' output blocks use."""
+    text = ""
+    for output in outputs:
+        if output["output_type"] == "stream":
+            text += output["text"]
+        elif output["output_type"] == "error":
+            text += f"{output['ename']}: {output['evalue']}\n"
+        elif output["output_type"] != "execute_result":
+            # A display the page never shows. (A cell's last bare expression, such as `dropout.train()`,
+            # is echoed by Jupyter but not by the script the page runs as: that one is left out.)
+            text += f"<{output['output_type']}>\n"
+    return text
+
+
+def test_committed_notebooks_are_generated_from_the_current_pages() -> None:
+    assert make_notebooks.stale_notebooks() == [], "run: python scripts/make_notebooks.py"
+
+
+def test_the_repository_is_named_once() -> None:
+    site_url, repository = make_notebooks.settings()
+    config = make_notebooks._config()
+    assert config["edit_uri"].startswith(repository + "/"), "edit_uri and extra.repository name different repositories"
+    assert site_url == config["site_url"]
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, page: str) -> None:
+    path = make_notebooks.target(page, lang)
+    notebook = nbformat.read(path, as_version=4)
+    stored = [_printed(cell.get("outputs", [])) for cell in notebook.cells]
+    # A fresh kernel; a cell may raise only if it is tagged raises-exception (the page shows it raising).
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False).execute(cwd=str(path.parent))
+    for number, (cell, shown) in enumerate(zip(notebook.cells, stored, strict=True)):
+        if cell.cell_type != "code":
+            continue
+        raised = any(output["output_type"] == "error" for output in cell.outputs)
+        assert raised == ("raises-exception" in cell.metadata.get("tags", [])), f"cell {number}"
+        problem = compare_output(shown, _printed(cell.outputs))
+        assert problem is None, f"{lang}/{page}, cell {number}:\n{''.join(cell.source)}\n{problem}"
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None:
+    """Every runnable block of the chapter page is a code cell, with the page's output, in order."""
+    from doc_examples import OUTPUT, RUN, fenced_blocks
+    from sybil import Document
+
+    source = ROOT / "docs" / lang / f"{page}.md"
+    blocks = list(fenced_blocks(Document(source.read_text(encoding="utf-8"), str(source))))
+    expected = []
+    for index, block in enumerate(blocks):
+        code = str(block.lexemes["source"]).rstrip("\n")
+        if block.lexemes["info"] != RUN or code.lstrip().startswith("--8<--"):
+            continue
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        shown = str(following.lexemes["source"]) if following and following.lexemes["info"] == OUTPUT else ""
+        expected.append((code, shown))
+    notebook = json.loads(make_notebooks.target(page, lang).read_text(encoding="utf-8"))
+    cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"][1:]  # after the install cell
+    actual = [("".join(cell["source"]), _printed(cell["outputs"])) for cell in cells]
+    assert [code for code, _ in actual] == [code for code, _ in expected]
+    for (code, shown), (_, stored) in zip(expected, actual, strict=True):
+        assert compare_output(shown, stored) is None, code
+
+
+def test_the_install_cell_does_nothing_where_attention_lib_is_installed() -> None:
+    notebook = json.loads(make_notebooks.target("masks", "en").read_text(encoding="utf-8"))
+    install = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
+    source = "".join(install["source"])
+    assert 'find_spec("attention_lib") is None' in source
+    assert "git+https://github.com/attention-docs/attention-docs" in source
+
+
+# The built site --------------------------------------------------------------------------------------
+
+
+def _page(site: Path, lang: str, page: str) -> Path:
+    return site / ("" if lang == "en" else f"{lang}/") / "notebooks" / page / "index.html"
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_notebook_is_rendered_on_the_site_with_download_and_colab(site: Path, lang: str, page: str) -> None:
+    html = _page(site, lang, page).read_text(encoding="utf-8")
+    # Rendered, not the raw JSON that mkdocs-static-i18n lets through (ultrabug/mkdocs-static-i18n#198).
+    assert html.lstrip().startswith("<!doctype html>"), "the notebook was copied through as raw JSON"
+    assert "jupyter-wrapper" in html
+    assert f'<html lang="{lang}"' in html
+    cells = html.count('id="cell-id=')
+    assert cells == len(json.loads(make_notebooks.target(page, lang).read_text(encoding="utf-8"))["cells"])
+    # Outputs are on the page.
+    assert "jp-OutputArea-output" in html
+    # Download: the .ipynb beside the page.
+    assert re.search(rf'<a href="{page}\.ipynb" download', html)
+    assert (_page(site, lang, page).parent / f"{page}.ipynb").is_file()
+    # Colab: the same file in the repository.
+    colab = f"https://colab.research.google.com/github/attention-docs/attention-docs/blob/main/docs/{lang}/notebooks/{page}.ipynb"
+    assert f'href="{colab}"' in html
+    # No formula is left to MathJax (mkdocs-jupyter's default loads it from a CDN); KaTeX typesets them.
+    scripts = re.findall(r'<script[^>]*\bsrc="([^"]*)"', html)
+    assert [src for src in scripts if "mathjax" in src.lower()] == []
+    assert "assets/vendor/katex/contrib/auto-render.min.js" in " ".join(scripts)
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_notebook_headings_keep_the_chapters_ids(site: Path, lang: str, page: str) -> None:
+    """mkdocs-jupyter's ASCII-only ids would leave every Chinese heading with id="" (and break search)."""
+    html = _page(site, lang, page).read_text(encoding="utf-8")
+    ids = re.findall(r'<h[1-6] id="([^"]*)"', html.split('class="md-content"', 1)[1])
+    chapter = re.findall(
+        r'<h[1-6] id="([^"]*)"',
+        (site / ("" if lang == "en" else lang) / page / "index.html")
+        .read_text(encoding="utf-8")
+        .split('class="md-content"', 1)[1],
+    )
+    assert "" not in ids
+    assert len(ids) == len(set(ids))
+    assert ids == chapter
+
+
+def test_search_index_has_no_empty_or_duplicate_notebook_sections(site: Path) -> None:
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    locations = [doc["location"] for doc in index["docs"] if "notebooks/" in doc["location"]]
+    assert not [location for location in locations if location.endswith("#")]
+    assert len(locations) == len(set(locations))
+    assert {location.split("#")[0] for location in locations} >= {
+        f"{'' if lang == 'en' else lang + '/'}notebooks/{page}/" for lang, page in NOTEBOOKS
+    }
+
+
+def test_only_notebooks_become_notebook_pages(site: Path) -> None:
+    """mkdocs-jupyter's default include would turn every .py and .md under docs/ into a notebook page."""
+    config = make_notebooks._config()
+    jupyter = next(
+        plugin["mkdocs-jupyter"]
+        for plugin in config["plugins"]
+        if isinstance(plugin, dict) and "mkdocs-jupyter" in plugin
+    )
+    assert jupyter["include"] == ["*.ipynb"]
+    assert jupyter["allow_errors"] is False
+    pages = {path.relative_to(site).as_posix() for path in site.rglob("index.html")}
+    rendered = {page for page in pages if "jupyter-wrapper" in (site / page).read_text(encoding="utf-8")}
+    assert rendered == {_page(site, lang, page).relative_to(site).as_posix() for lang, page in NOTEBOOKS}
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_only_cells_the_page_shows_raising_show_an_error(site: Path, lang: str, page: str) -> None:
+    """With allow_errors at its default a failing cell would be rendered as output; none may be, but those
+    the chapter deliberately shows raising."""
+    notebook = json.loads(make_notebooks.target(page, lang).read_text(encoding="utf-8"))
+    tagged = sum("raises-exception" in cell["metadata"].get("tags", []) for cell in notebook["cells"])
+    content = _page(site, lang, page).read_text(encoding="utf-8").split('class="md-content"', 1)[1]
+    assert len(re.findall(r'<div[^>]*data-mime-type="application/vnd.jupyter.stderr"', content)) == tagged
