@@ -38,6 +38,13 @@ def device(request: pytest.FixtureRequest) -> torch.device:
     return torch.device(request.param)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The GPU job sets REQUIRE_CUDA=1: there, a torch without CUDA must fail the run, not skip the
+    # gpu-marked tests and pass.
+    if os.environ.get("REQUIRE_CUDA") == "1" and not HAS_CUDA:
+        raise pytest.UsageError(f"REQUIRE_CUDA=1, but torch {torch.__version__} sees no CUDA device")
+
+
 def pytest_report_header() -> str:
     cuda = torch.cuda.get_device_name(0) if HAS_CUDA else "none (gpu-marked tests are skipped)"
     return f"torch {torch.__version__}; CUDA device: {cuda}"

@@ -1,0 +1,119 @@
+"""The GitHub workflows: zizmor finds nothing, and they and the Dependabot config match GitHub's schemas."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+GITHUB = ROOT / ".github"
+WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
+BIN = Path(sys.executable).parent
+
+
+def _run(*args: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([str(arg) for arg in args], capture_output=True, text=True, cwd=ROOT, env=env)
+
+
+def _zizmor(path: Path) -> subprocess.CompletedProcess[str]:
+    # --offline: no GitHub API (it cannot be reached from CI either); the auditor persona also reports
+    # the findings zizmor's default persona would suppress.
+    return _run(BIN / "zizmor", "--offline", "--persona", "auditor", "--no-progress", path)
+
+
+def test_zizmor_finds_nothing_in_the_workflows() -> None:
+    result = _zizmor(GITHUB / "workflows")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "No findings to report" in result.stdout + result.stderr
+
+
+def test_zizmor_catches_the_mistakes_it_is_here_for(tmp_path: Path) -> None:
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "bad.yml").write_text(
+        """\
+name: bad
+on: pull_request_target
+jobs:
+  greet:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: ${{ github.event.pull_request.head.sha }}
+      - run: echo "${{ github.event.pull_request.title }}"
+""",
+        encoding="utf-8",
+    )
+    result = _zizmor(workflows)
+    report = result.stdout + result.stderr
+    assert result.returncode != 0
+    for audit in ("dangerous-triggers", "template-injection", "unpinned-uses", "artipacked", "excessive-permissions"):
+        assert audit in report, audit
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=[path.name for path in WORKFLOWS])
+def test_workflow_matches_githubs_schema(workflow: Path) -> None:
+    result = _run(BIN / "check-jsonschema", "--builtin-schema", "vendor.github-workflows", workflow)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dependabot_config_matches_githubs_schema() -> None:
+    result = _run(BIN / "check-jsonschema", "--builtin-schema", "vendor.dependabot", GITHUB / "dependabot.yml")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_schema_check_can_fail(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    stepz: []\n", encoding="utf-8")
+    assert _run(BIN / "check-jsonschema", "--builtin-schema", "vendor.github-workflows", bad).returncode != 0
+
+
+def _load(workflow: Path) -> dict:
+    data = yaml.safe_load(workflow.read_text(encoding="utf-8"))
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=[path.name for path in WORKFLOWS])
+def test_workflow_hardening(workflow: Path) -> None:
+    data = _load(workflow)
+    assert data["permissions"] == {"contents": "read"}
+    assert "pull_request_target" not in data["on"]
+    for name, job in data["jobs"].items():
+        assert "timeout-minutes" in job, f"{workflow.name}: job {name} has no timeout"
+        for step in job.get("steps", []):
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step["with"]["persist-credentials"] is False, f"{workflow.name}: {name}"
+            if "run" in step:
+                assert "${{ github.event" not in step["run"], f"{workflow.name}: {name} expands event data in run:"
+
+
+def test_every_cpu_job_runs_the_readmes_test_command() -> None:
+    tests = _load(GITHUB / "workflows" / "tests.yml")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "python3 dev.py test" in readme
+    for name in ("cpu", "gpu"):
+        runs = [step["run"] for step in tests["jobs"][name]["steps"] if "run" in step]
+        assert runs[-1] == "python dev.py test", name
+    matrix = tests["jobs"]["cpu"]["strategy"]["matrix"]
+    assert set(matrix["os"]) == {"ubuntu-latest", "macos-latest", "windows-latest"}
+    assert tests["jobs"]["gpu"]["env"]["REQUIRE_CUDA"] == "1"
+
+
+@pytest.mark.parametrize(
+    ("schema", "path"),
+    [
+        ("vendor.github-issue-forms", "ISSUE_TEMPLATE/bug_report.yml"),
+        ("vendor.github-issue-config", "ISSUE_TEMPLATE/config.yml"),
+    ],
+)
+def test_issue_templates_match_githubs_schema(schema: str, path: str) -> None:
+    result = _run(BIN / "check-jsonschema", "--builtin-schema", schema, GITHUB / path)
+    assert result.returncode == 0, result.stdout + result.stderr
