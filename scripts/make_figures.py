@@ -11,7 +11,6 @@ languages; the pages' captions and alt texts are translated.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from html import escape
@@ -20,6 +19,9 @@ from pathlib import Path
 import torch
 
 import attention_lib as al
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _generated
 
 FIGURES = Path(__file__).resolve().parent.parent / "docs" / "assets" / "figures"
 FONT = "font-family=\"ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', sans-serif\""
@@ -184,29 +186,17 @@ FIGURE_MAKERS: dict[str, Callable[[], str]] = {
 }
 
 
+def outputs() -> dict[Path, Callable[[], str]]:
+    return {FIGURES / name: make for name, make in FIGURE_MAKERS.items()}
+
+
 def stale_figures() -> list[str]:
     """The figures whose committed file differs from what the current library draws."""
-    return [
-        name
-        for name, make in FIGURE_MAKERS.items()
-        if not (FIGURES / name).exists() or (FIGURES / name).read_text(encoding="utf-8") != make()
-    ]
+    return [path.name for path in _generated.stale(outputs())]
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report figures that are out of date")
-    args = parser.parse_args(argv)
-    if args.check:
-        stale = stale_figures()
-        for name in stale:
-            print(f"out of date: docs/assets/figures/{name} (run python scripts/make_figures.py)")
-        return 1 if stale else 0
-    FIGURES.mkdir(parents=True, exist_ok=True)
-    for name, make in FIGURE_MAKERS.items():
-        (FIGURES / name).write_text(make(), encoding="utf-8", newline="\n")
-        print(f"wrote docs/assets/figures/{name}")
-    return 0
+    return _generated.main(argv, outputs(), __doc__.splitlines()[0], "scripts/make_figures.py")
 
 
 if __name__ == "__main__":

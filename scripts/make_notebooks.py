@@ -15,11 +15,12 @@ reads the same as the page.
 
 from __future__ import annotations
 
-import argparse
 import base64
+import functools
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -27,6 +28,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import _generated  # noqa: E402
 from doc_examples import OUTPUT, RUN, TRACEBACK, fenced_blocks  # noqa: E402
 from sybil import Document  # noqa: E402
 
@@ -247,30 +250,16 @@ def target(page: str, lang: str) -> Path:
     return DOCS / lang / "notebooks" / f"{page}.ipynb"
 
 
+def outputs() -> dict[Path, Callable[[], str]]:
+    return {target(page, lang): functools.partial(render, page, lang) for lang in LANGUAGES for page in CHAPTERS}
+
+
 def stale_notebooks() -> list[str]:
-    return [
-        target(page, lang).relative_to(ROOT).as_posix()
-        for lang in LANGUAGES
-        for page in CHAPTERS
-        if not target(page, lang).exists() or target(page, lang).read_text(encoding="utf-8") != render(page, lang)
-    ]
+    return [path.relative_to(ROOT).as_posix() for path in _generated.stale(outputs())]
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report notebooks that are out of date")
-    args = parser.parse_args(argv)
-    if args.check:
-        stale = stale_notebooks()
-        for path in stale:
-            print(f"out of date: {path} (run python scripts/make_notebooks.py)")
-        return 1 if stale else 0
-    for lang in LANGUAGES:
-        for page in CHAPTERS:
-            target(page, lang).parent.mkdir(parents=True, exist_ok=True)
-            target(page, lang).write_text(render(page, lang), encoding="utf-8", newline="\n")
-            print(f"wrote {target(page, lang).relative_to(ROOT).as_posix()}")
-    return 0
+    return _generated.main(argv, outputs(), __doc__.splitlines()[0], "scripts/make_notebooks.py")
 
 
 if __name__ == "__main__":

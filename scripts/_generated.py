@@ -1,0 +1,40 @@
+"""The command line shared by the scripts that write generated files (figures, notebooks).
+
+``--check`` writes nothing and exits 1 when a committed file differs from what would be generated;
+the tests call the same ``stale`` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Each generated file and the function that produces its text.
+Outputs = Mapping[Path, Callable[[], str]]
+
+
+def stale(outputs: Outputs) -> list[Path]:
+    """The files whose committed text differs from what their function produces now."""
+    return [path for path, make in outputs.items() if not path.exists() or path.read_text(encoding="utf-8") != make()]
+
+
+def main(argv: list[str], outputs: Outputs, description: str, script: str) -> int:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file is out of date")
+    if parser.parse_args(argv).check:
+        out_of_date = stale(outputs)
+        for path in out_of_date:
+            print(f"out of date: {_shown(path)} (run python {script})")
+        return 1 if out_of_date else 0
+    for path, make in outputs.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(make(), encoding="utf-8", newline="\n")
+        print(f"wrote {_shown(path)}")
+    return 0
+
+
+def _shown(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
