@@ -30,7 +30,7 @@ DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 import _generated  # noqa: E402
-from doc_examples import OUTPUT, RUN, TRACEBACK, fenced_blocks  # noqa: E402
+from doc_examples import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs  # noqa: E402
 from sybil import Document  # noqa: E402
 
 #: Chapters 3 to 13 of the curriculum: the pages that teach with code.
@@ -171,6 +171,7 @@ def notebook(page: str, lang: str) -> dict:
     text = path.read_text(encoding="utf-8")
     document = Document(text, str(path))
     blocks = list(fenced_blocks(document))
+    outputs = shown_outputs(document, blocks)
     words = TEXT[lang]
     title, title_id = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text).groups()
     heading_ids = [title_id]
@@ -193,7 +194,7 @@ def notebook(page: str, lang: str) -> dict:
         ),
     ]
     position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
-    for index, block in enumerate(blocks):
+    for block in blocks:
         info = block.lexemes["info"]
         if info not in (RUN, OUTPUT):
             continue  # other fences (bash, text) stay in the prose around them
@@ -212,17 +213,10 @@ def notebook(page: str, lang: str) -> dict:
                 _cell("markdown", words["source"].format(name=name, url=page_url(site_url, lang, page), api=api))
             )
             continue
-        following = blocks[index + 1] if index + 1 < len(blocks) else None
-        expected = None
-        if (
-            following is not None
-            and following.lexemes["info"] == OUTPUT
-            and not text[block.end : following.start].strip()
-        ):
-            expected = str(following.lexemes["source"])
-        outputs, raises = _outputs(expected)
+        output = outputs.get(block.start)
+        stored, raises = _outputs(None if output is None else str(output.lexemes["source"]))
         metadata = {"tags": ["raises-exception"]} if raises else {}
-        cells.append(_cell("code", source, outputs=outputs, metadata=metadata))
+        cells.append(_cell("code", source, outputs=stored, metadata=metadata))
     prose, attachments = _markdown(text[position:], lang, site_url, heading_ids)
     if prose:
         cells.append(_cell("markdown", prose, **({"attachments": attachments} if attachments else {})))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import io
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -47,37 +48,51 @@ def fenced_blocks(document: Document) -> Iterator[Region]:
     return iter(FENCES(document))
 
 
+def shown_outputs(document: Document, blocks: list[Region]) -> dict[int, Region]:
+    """The output block shown under each ```` ```python ```` block, keyed by the code block's start.
+
+    An output block belongs to the code block right above it, with only blank lines between.
+    """
+    return {
+        block.start: following
+        for block, following in itertools.pairwise(blocks)
+        if block.lexemes["info"] == RUN
+        and following.lexemes["info"] == OUTPUT
+        and not document.text[block.end : following.start].strip()
+    }
+
+
+def without_code(text: str) -> str:
+    """``text`` with every fenced block blanked out, keeping the line numbers of everything else."""
+    document = Document(text, "")
+    for block in reversed(list(fenced_blocks(document))):
+        text = text[: block.start] + "\n" * text.count("\n", block.start, block.end) + text[block.end :]
+    return text
+
+
+def _line(document: Document, offset: int) -> int:
+    return document.text.count("\n", 0, offset) + 1
+
+
 class PythonWithOutputParser:
     """Yields one example per ```` ```python ```` block; its expected output is the block after it."""
 
     def __call__(self, document: Document) -> Iterable[Region]:
         blocks = list(fenced_blocks(document))
-        for index, block in enumerate(blocks):
+        outputs = shown_outputs(document, blocks)
+        claimed = {output.start for output in outputs.values()}
+        for block in blocks:
             info = block.lexemes["info"]
             if info == RUN:
-                expected = None
-                following = blocks[index + 1] if index + 1 < len(blocks) else None
-                if (
-                    following is not None
-                    and following.lexemes["info"] == OUTPUT
-                    and not document.text[block.end : following.start].strip()
-                ):
-                    expected = str(following.lexemes["source"])
-                line = document.text.count("\n", 0, block.start) + 1
+                output = outputs.get(block.start)
+                expected = None if output is None else str(output.lexemes["source"])
                 source = str(block.lexemes["source"])
-                yield Region(block.start, block.end, (source, expected, line), evaluate)
-            elif info == OUTPUT:
-                previous = blocks[index - 1] if index else None
-                if (
-                    previous is None
-                    or previous.lexemes["info"] != RUN
-                    or document.text[previous.end : block.start].strip()
-                ):
-                    line = document.text.count("\n", 0, block.start) + 1
-                    raise ValueError(
-                        f"{document.path}, line {line}: an output block must directly follow a ```python block,"
-                        " or nothing checks it"
-                    )
+                yield Region(block.start, block.end, (source, expected, _line(document, block.start)), evaluate)
+            elif info == OUTPUT and block.start not in claimed:
+                raise ValueError(
+                    f"{document.path}, line {_line(document, block.start)}: an output block must directly follow"
+                    " a ```python block, or nothing checks it"
+                )
 
 
 def evaluate(example: Example) -> str | None:

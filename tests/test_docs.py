@@ -8,7 +8,17 @@ import tokenize
 from pathlib import Path
 
 import pytest
-from doc_examples import DOCS, OUTPUT, RUN, PythonWithOutputParser, compare_output, evaluate, fenced_blocks, sybil
+from doc_examples import (
+    DOCS,
+    OUTPUT,
+    RUN,
+    PythonWithOutputParser,
+    compare_output,
+    evaluate,
+    fenced_blocks,
+    sybil,
+    without_code,
+)
 from sybil import Document
 
 LANGUAGES = ("en", "zh")
@@ -23,9 +33,10 @@ def escapes(path: Path) -> list[str]:
     """The Python-like blocks of one page that neither run nor carry a skip with a reason."""
     document = sybil.parse(path)
     examples = {start for start, region in document.regions if region.evaluator is evaluate}
+    blocks = list(fenced_blocks(document))
     problems = []
     text = document.text
-    for block in fenced_blocks(document):
+    for block in blocks:
         info = block.lexemes["info"]
         line = text.count("\n", 0, block.start) + 1
         if not PYTHON_LIKE.match(info):
@@ -39,7 +50,7 @@ def escapes(path: Path) -> list[str]:
             problems.append(f"{path.name}:{line}: only 'skip: next' is allowed, so one skip hides one block")
         elif not reason:
             problems.append(f"{path.name}:{line}: 'skip: next' needs a reason in quotes")
-        following = next((block for block in fenced_blocks(document) if block.start > match.end()), None)
+        following = next((block for block in blocks if block.start > match.end()), None)
         if following is None or following.lexemes["info"] != RUN or text[match.end() : following.start].strip():
             problems.append(f"{path.name}:{line}: 'skip: next' must stand right before a ```python block")
     return problems
@@ -124,19 +135,21 @@ def _blocks(path: Path) -> list[tuple[str, object]]:
     return shown
 
 
+def _headings(path: Path) -> list[str]:
+    return re.findall(r"^#{1,6} .*$", without_code(path.read_text(encoding="utf-8")), flags=re.MULTILINE)
+
+
 def _heading_ids(path: Path) -> list[str]:
-    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
-    headings = re.findall(r"^#{1,6} .*$", text, flags=re.MULTILINE)
     return [
-        match.group(1) if (match := re.search(r"\{\s*#([\w-]+)[^}]*\}\s*$", heading)) else "" for heading in headings
+        match.group(1) if (match := re.search(r"\{\s*#([\w-]+)[^}]*\}\s*$", heading)) else ""
+        for heading in _headings(path)
     ]
 
 
 @pytest.mark.parametrize("page", [f"{lang}/{page}" for lang in LANGUAGES for page in PAGES])
 def test_no_formula_in_a_heading(page: str) -> None:
     """The table of contents and search show headings as plain text, so TeX there shows up raw."""
-    text = re.sub(r"^```.*?^```", "", (DOCS / page).read_text(encoding="utf-8"), flags=re.DOTALL | re.MULTILINE)
-    assert [heading for heading in re.findall(r"^#{1,6} .*$", text, flags=re.MULTILINE) if "$" in heading] == []
+    assert [heading for heading in _headings(DOCS / page) if "$" in heading] == []
 
 
 def test_every_page_exists_in_both_languages() -> None:

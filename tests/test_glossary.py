@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from doc_examples import without_code
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 ZH_PAGES = sorted(path for path in (DOCS / "zh").rglob("*.md") if path.name != "glossary.md")
@@ -24,7 +25,7 @@ def glossary(lang: str) -> list[tuple[str, str, list[str]]]:
 
 def _prose(text: str) -> str:
     """A page without its code: fenced blocks, inline code and HTML comments become blank."""
-    text = re.sub(r"^(\s*)(```|~~~).*?^\1\2\s*$", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.M | re.S)
+    text = without_code(text)
     text = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
     return re.sub(r"`[^`\n]*`", "", text)
 

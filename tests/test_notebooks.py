@@ -9,8 +9,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from doc_examples import compare_output
+from doc_examples import RUN, compare_output, fenced_blocks, shown_outputs
 from nbclient import NotebookClient
+from sybil import Document
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "make_notebooks.py"
@@ -67,19 +68,18 @@ def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, pa
 @pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
 def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None:
     """Every runnable block of the chapter page is a code cell, with the page's output, in order."""
-    from doc_examples import OUTPUT, RUN, fenced_blocks
-    from sybil import Document
-
     source = ROOT / "docs" / lang / f"{page}.md"
-    blocks = list(fenced_blocks(Document(source.read_text(encoding="utf-8"), str(source))))
-    expected = []
-    for index, block in enumerate(blocks):
-        code = str(block.lexemes["source"]).rstrip("\n")
-        if block.lexemes["info"] != RUN or code.lstrip().startswith("--8<--"):
-            continue
-        following = blocks[index + 1] if index + 1 < len(blocks) else None
-        shown = str(following.lexemes["source"]) if following and following.lexemes["info"] == OUTPUT else ""
-        expected.append((code, shown))
+    document = Document(source.read_text(encoding="utf-8"), str(source))
+    blocks = list(fenced_blocks(document))
+    outputs = shown_outputs(document, blocks)
+    expected = [
+        (
+            str(block.lexemes["source"]).rstrip("\n"),
+            str(outputs[block.start].lexemes["source"]) if block.start in outputs else "",
+        )
+        for block in blocks
+        if block.lexemes["info"] == RUN and not str(block.lexemes["source"]).lstrip().startswith("--8<--")
+    ]
     notebook = json.loads(make_notebooks.target(page, lang).read_text(encoding="utf-8"))
     cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"][1:]  # after the install cell
     actual = [("".join(cell["source"]), _printed(cell["outputs"])) for cell in cells]
