@@ -60,14 +60,15 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
     """
     if not isinstance(page.file, NotebookFile):
         return html
-    metadata = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))["metadata"]
-    ids = iter(metadata["attention_docs"]["heading_ids"])
-    headings = list(HEADING.finditer(html))
-    if len(headings) != len(metadata["attention_docs"]["heading_ids"]):
+    metadata = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))["metadata"]["attention_docs"]
+    heading_ids = metadata["heading_ids"]
+    found = len(HEADING.findall(html))
+    if found != len(heading_ids):
         raise PluginError(
-            f"{page.file.src_uri}: {len(headings)} headings, but the metadata names"
-            f" {len(metadata['attention_docs']['heading_ids'])} heading ids; run scripts/make_notebooks.py"
+            f"{page.file.src_uri}: {found} headings, but the metadata names {len(heading_ids)} heading ids;"
+            " run scripts/make_notebooks.py"
         )
+    ids = iter(heading_ids)
     renamed = []
 
     def rename(match: re.Match) -> str:
@@ -88,5 +89,5 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
 
     retitle(page.toc.items)
     # The notebook is generated from its chapter page: "edit this page" opens that page's source.
-    page.edit_url = config.edit_uri + metadata["attention_docs"]["source"].removeprefix("docs/")
+    page.edit_url = config.edit_uri + metadata["source"].removeprefix("docs/")
     return html

@@ -34,11 +34,16 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SOURCES = sorted(path.relative_to(DOCS / "en").as_posix() for path in (DOCS / "en").rglob("*.md"))
-URLS = [
-    f"{prefix}{'' if source == 'index.md' else source.removesuffix('.md') + '/'}"
-    for prefix in ("", "zh/")
-    for source in SOURCES
-]
+LANGUAGES = ("en", "zh")
+
+
+def _url(lang: str, source: str) -> str:
+    """Where the page built from ``docs/<lang>/<source>`` is served, relative to the site's root."""
+    prefix = "" if lang == "en" else f"{lang}/"
+    return prefix + ("" if source == "index.md" else source.removesuffix(".md") + "/")
+
+
+URLS = [_url(lang, source) for lang in LANGUAGES for source in SOURCES]
 NOTEBOOK_URLS = [
     f"{prefix}notebooks/{path.stem}/"
     for prefix in ("", "zh/")
@@ -140,11 +145,13 @@ def _python_blocks(source: Path) -> list[str]:
     return [str(block.lexemes["source"]) for block in fenced_blocks(document) if block.lexemes["info"] == RUN]
 
 
-@pytest.mark.parametrize("url", [url for url in URLS if not url.endswith("api/")])  # API signatures aren't snippets
-def test_copy_button_gives_exactly_the_code_the_suite_runs(page, base_url: str, url: str) -> None:
-    lang, name = ("zh", url.removeprefix("zh/")) if url.startswith("zh/") else ("en", url)
-    source = DOCS / lang / (name.rstrip("/") + ".md" if name else "index.md")
-    blocks = _python_blocks(source)
+# The API reference's signatures are not snippets.
+@pytest.mark.parametrize(
+    ("lang", "source"), [(lang, source) for lang in LANGUAGES for source in SOURCES if source != "api.md"]
+)
+def test_copy_button_gives_exactly_the_code_the_suite_runs(page, base_url: str, lang: str, source: str) -> None:
+    url = _url(lang, source)
+    blocks = _python_blocks(DOCS / lang / source)
     page.goto(base_url + url, wait_until="networkidle")
     shown = page.locator("div.language-python")
     copied = []
