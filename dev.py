@@ -27,6 +27,7 @@ TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
     "lint": "check the code with ruff (lint rules and formatting)",
+    "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
 }
 
 
@@ -91,7 +92,7 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in TASKS:
         print(__doc__)
         for name, text in TASKS.items():
-            print(f"  python3 dev.py {name:<6} {text}")
+            print(f"  python3 dev.py {name:<12} {text}")
         return 2
     task, args = argv[0], argv[1:]
     ensure_env()
@@ -106,6 +107,8 @@ def main(argv: list[str]) -> int:
     elif task == "test":
         cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
         run(venv_bin("python"), "-m", "pytest", *cov, *args)
+    elif task == "translations":
+        run(venv_bin("python"), ROOT / "scripts" / "translations.py", *args)
     elif task == "lint":
         run(venv_bin("ruff"), "check", ".")
         run(venv_bin("ruff"), "format", "--check", ".")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html as html_module
 import json
+import os
 import re
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
@@ -40,6 +41,13 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         # Keep the place i18n gave the page (notebooks/x/ for English, zh/notebooks/x/ for Chinese), not
         # the one mkdocs-jupyter derives from the source path (en/notebooks/x/).
         notebook.dest_path, notebook.abs_dest_path, notebook.url = file.dest_path, file.abs_dest_path, file.url
+        if i18n.current_language != PurePosixPath(file.src_uri).parts[0]:
+            # i18n's English fallback for a notebook not translated yet leaves it at the English page's place,
+            # where it would overwrite that page: move it under the language being built.
+            current = next(language for language in i18n.config.languages if language.locale == i18n.current_language)
+            notebook.url = _url(file.src_uri, current, default)
+            notebook.dest_path = notebook.url + "index.html"
+            notebook.abs_dest_path = os.path.normpath(os.path.join(config.site_dir, notebook.dest_path))
         # i18n found no other-language versions of a file it did not take for a page, so the language
         # switcher would jump to the other language's home page; point it at the same notebook instead.
         notebook.alternates = {

@@ -30,6 +30,7 @@ DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "scripts"))
 import _generated  # noqa: E402
+import translations  # noqa: E402
 from doc_examples import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs  # noqa: E402
 from sybil import Document  # noqa: E402
 
@@ -168,7 +169,8 @@ def notebook(page: str, lang: str) -> dict:
     """The notebook of one chapter page, as nbformat 4 JSON."""
     site_url, repository = settings()
     path = DOCS / lang / f"{page}.md"
-    text = path.read_text(encoding="utf-8")
+    # A translated page's front matter is its freshness record (scripts/translations.py), not content.
+    text = translations.FRONT_MATTER.sub("", path.read_text(encoding="utf-8"), count=1)
     document = Document(text, str(path))
     blocks = list(fenced_blocks(document))
     outputs = shown_outputs(document, blocks)

@@ -40,6 +40,9 @@ OUTPUT = "output"
 #: Every fenced block of a page, with its whole info string (what follows the backticks).
 FENCES = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n", re.MULTILINE))
 
+#: An info string that asks for Python in any spelling: ```py, ``` python, ```python title="x", ```{.python}
+PYTHON_LIKE = re.compile(r"^\s*\{?\s*\.?(?:py|python|python3|py3|pycon|ipython)\b", re.IGNORECASE)
+
 NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 TRACEBACK = "Traceback (most recent call last):"
 

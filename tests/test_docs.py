@@ -1,31 +1,21 @@
-"""The pages' code blocks: none escapes execution, and the two languages show the same code and outputs."""
+"""The pages' code blocks: none escapes execution, and what is shown is what printed.
+
+That the two languages show the same code, outputs, headings and links is checked by
+tests/test_translations.py.
+"""
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from pathlib import Path
 
 import pytest
-from doc_examples import (
-    DOCS,
-    OUTPUT,
-    RUN,
-    PythonWithOutputParser,
-    compare_output,
-    evaluate,
-    fenced_blocks,
-    sybil,
-    without_code,
-)
+import translations
+from doc_examples import DOCS, PYTHON_LIKE, RUN, PythonWithOutputParser, compare_output, evaluate, fenced_blocks, sybil
 from sybil import Document
 
 LANGUAGES = ("en", "zh")
 PAGES = sorted(path.relative_to(DOCS / "en").as_posix() for path in (DOCS / "en").rglob("*.md"))
-# An info string that asks for Python in any spelling: ```py, ``` python, ```python title="x", ```{.python}
-PYTHON_LIKE = re.compile(r"^\s*\{?\s*\.?(?:py|python|python3|py3|pycon|ipython)\b", re.IGNORECASE)
-SHELL = {"bash", "console", "shell", "sh"}
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 
 
@@ -111,62 +101,8 @@ def test_output_comparison(shown: str, printed: str, ok: bool) -> None:
     assert (compare_output(shown, printed) is None) is ok
 
 
-def _code_tokens(source: str) -> list[tuple[int, str]]:
-    """The tokens of ``source`` without comments and blank lines: what runs, not how it is explained."""
-    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT}
-    try:
-        tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-        return [(token.type, token.string) for token in tokens if token.type not in skipped]
-    except (tokenize.TokenError, SyntaxError):
-        return [(0, line.rstrip()) for line in source.splitlines() if line.strip()]
-
-
-def _blocks(path: Path) -> list[tuple[str, object]]:
-    document = Document(path.read_text(encoding="utf-8"), str(path))
-    shown = []
-    for block in fenced_blocks(document):
-        info, source = block.lexemes["info"], str(block.lexemes["source"])
-        if info == RUN:
-            shown.append((info, _code_tokens(source)))
-        elif info in SHELL:  # comments may be translated, commands may not
-            shown.append((info, [re.sub(r"\s+#.*$", "", line) for line in source.splitlines()]))
-        elif info == OUTPUT or PYTHON_LIKE.match(info):
-            shown.append((info, source))
-    return shown
-
-
-def _headings(path: Path) -> list[str]:
-    return re.findall(r"^#{1,6} .*$", without_code(path.read_text(encoding="utf-8")), flags=re.MULTILINE)
-
-
-def _heading_ids(path: Path) -> list[str]:
-    return [
-        match.group(1) if (match := re.search(r"\{\s*#([\w-]+)[^}]*\}\s*$", heading)) else ""
-        for heading in _headings(path)
-    ]
-
-
 @pytest.mark.parametrize("page", [f"{lang}/{page}" for lang in LANGUAGES for page in PAGES])
 def test_no_formula_in_a_heading(page: str) -> None:
     """The table of contents and search show headings as plain text, so TeX there shows up raw."""
-    assert [heading for heading in _headings(DOCS / page) if "$" in heading] == []
-
-
-def test_every_page_exists_in_both_languages() -> None:
-    zh = sorted(path.relative_to(DOCS / "zh").as_posix() for path in (DOCS / "zh").rglob("*.md"))
-    assert zh == PAGES
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_both_languages_show_the_same_code_and_outputs(page: str) -> None:
-    en, zh = _blocks(DOCS / "en" / page), _blocks(DOCS / "zh" / page)
-    assert [info for info, _ in en] == [info for info, _ in zh], "the pages show different kinds of blocks"
-    for number, (left, right) in enumerate(zip(en, zh, strict=True), start=1):
-        assert left == right, f"block {number} ({left[0]}) differs between en/{page} and zh/{page}"
-
-
-@pytest.mark.parametrize("page", PAGES)
-def test_every_heading_has_the_same_explicit_id_in_both_languages(page: str) -> None:
-    en, zh = _heading_ids(DOCS / "en" / page), _heading_ids(DOCS / "zh" / page)
-    assert "" not in en[1:], f"en/{page}: every heading below the title needs an explicit {{#id}}"
-    assert en == zh
+    text = (DOCS / page).read_text(encoding="utf-8")
+    assert [heading for _, heading, _ in translations.headings(text) if "$" in heading] == []

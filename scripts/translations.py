@@ -1,0 +1,742 @@
+"""Keep the translations in step with the English pages: freshness records, status, structure checks.
+
+    python3 dev.py translations                      # every page: up to date, outdated or missing
+    python3 dev.py translations diff zh/masks.md     # what changed in English since it was translated
+    python3 dev.py translations check [zh/masks.md]  # the structure checks, with how to fix each problem
+    python3 dev.py translations update zh/masks.md   # record that the page now translates the English one
+    python3 dev.py translations add-language fr --name Français   # start a new language
+
+English (``docs/en/``) is the source; every other language folder holds translations of its pages under
+the same file names. A translated page starts with a freshness record, the Git blob id of the English
+page it translates (what ``git hash-object docs/en/<page>`` prints)::
+
+    ---
+    source_hash: 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+    ---
+
+A page is *up to date* while that id matches the English page, *outdated* once the English page
+changes, and *missing* where no translation exists (the site then shows the English page). Being a
+Git blob id, the record also finds the old English text in the history, which ``diff`` shows.
+``hooks/translations.py`` puts the same states on the site: a banner on outdated and missing pages, and
+the table of the translation status page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import difflib
+import hashlib
+import io
+import os
+import re
+import subprocess
+import sys
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+SOURCE = "en"
+sys.path.insert(0, str(ROOT / "tests"))
+from doc_examples import OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code  # noqa: E402
+from sybil import Document  # noqa: E402
+
+UP_TO_DATE, OUTDATED, MISSING = "up to date", "outdated", "missing"
+FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?\n)---\n+", re.DOTALL)
+RECORD = re.compile(r"^source_hash:[ \t]*(?P<hash>\S*)[ \t]*$", re.MULTILINE)
+#: Where add-language puts a new language in mkdocs.yml: right after the last configured one.
+LANGUAGE_MARK = "# python3 dev.py translations add-language adds new languages above this line"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Languages and freshness records
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Language:
+    locale: str
+    name: str
+    #: Every page must exist in a complete language; a language still being added may miss pages.
+    complete: bool
+
+
+class _Loader(yaml.SafeLoader):
+    """Reads mkdocs.yml, whose !!python tag (the slugify function) becomes None."""
+
+
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def config(root: Path = ROOT) -> dict:
+    return yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def languages(root: Path = ROOT) -> list[Language]:
+    """The translation languages configured in mkdocs.yml (English, the source, is not one of them)."""
+    settings = config(root)
+    i18n = next(plugin["i18n"] for plugin in settings["plugins"] if isinstance(plugin, dict) and "i18n" in plugin)
+    complete = set(settings["extra"].get("complete_languages", []))
+    return [
+        Language(language["locale"], language["name"], language["locale"] in complete)
+        for language in i18n["languages"]
+        if language["locale"] != SOURCE
+    ]
+
+
+def pages(docs: Path = DOCS) -> list[str]:
+    """The English pages, as paths relative to ``docs/en`` (``masks.md``)."""
+    return sorted(path.relative_to(docs / SOURCE).as_posix() for path in (docs / SOURCE).rglob("*.md"))
+
+
+def source_hash(text: str) -> str:
+    """The Git blob id of ``text`` as committed (line endings normalized to LF)."""
+    data = text.replace("\r\n", "\n").encode("utf-8")
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # Git's object id, not for security
+
+
+def read_record(text: str) -> str | None:
+    """The ``source_hash`` in a translated page's front matter, or None."""
+    front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    record = front and RECORD.search(front["body"])
+    return record["hash"] if record else None
+
+
+def with_record(text: str, hash_: str) -> str:
+    """``text`` with its front matter's ``source_hash`` set to ``hash_`` (front matter added if none)."""
+    text = text.replace("\r\n", "\n")
+    front = FRONT_MATTER.match(text)
+    if front is None:
+        return f"---\nsource_hash: {hash_}\n---\n\n{text}"
+    body = front["body"]
+    body = RECORD.sub(f"source_hash: {hash_}", body) if RECORD.search(body) else body + f"source_hash: {hash_}\n"
+    return f"---\n{body}---\n\n{text[front.end() :]}"
+
+
+def without_front_matter(text: str) -> str:
+    """``text`` with its front matter blanked out, keeping the line numbers of everything else."""
+    front = FRONT_MATTER.match(text)
+    return text if front is None else "\n" * front.group(0).count("\n") + text[front.end() :]
+
+
+def state(locale: str, page: str, docs: Path = DOCS) -> str:
+    """UP_TO_DATE, OUTDATED or MISSING: the translation ``docs/<locale>/<page>`` against its English page."""
+    translation = docs / locale / page
+    if not translation.exists():
+        return MISSING
+    english = (docs / SOURCE / page).read_text(encoding="utf-8")
+    recorded = read_record(translation.read_text(encoding="utf-8"))
+    return UP_TO_DATE if recorded == source_hash(english) else OUTDATED
+
+
+def statuses(root: Path = ROOT) -> dict[str, dict[str, str]]:
+    """``{page: {locale: state}}`` for every English page and every translation language."""
+    docs = root / "docs"
+    locales = [language.locale for language in languages(root)]
+    return {page: {locale: state(locale, page, docs) for locale in locales} for page in pages(docs)}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Structure checks
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # relative to the repository root, e.g. docs/zh/masks.md
+    line: int
+    what: str  # what differs, with the English page's line where there is one
+    fix: str  # how to fix it, in words a first-time contributor can act on
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.what}\n    how to fix: {self.fix}"
+
+
+def _shown(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _read(path: Path) -> str:
+    return without_front_matter(path.read_text(encoding="utf-8").replace("\r\n", "\n"))
+
+
+SHELL = {"bash", "console", "shell", "sh"}
+
+
+@dataclass
+class _Block:
+    info: str
+    line: int  # the fence's line
+    items: list[tuple[object, int]]  # what is compared, each with its line in the page
+
+
+def _code_tokens(source: str, first: int) -> list[tuple[object, int]]:
+    """The tokens of ``source`` without comments and blank lines: what runs, not how it is explained."""
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [(line.rstrip(), first + n) for n, line in enumerate(source.splitlines()) if line.strip()]
+    return [((t.type, t.string), first + t.start[0] - 1) for t in tokens if t.type not in skipped]
+
+
+def blocks(text: str) -> list[_Block]:
+    """The blocks both languages must show identically: Python code compared as tokens (comments may be
+    translated), shell commands without their comments, and outputs exactly."""
+    document = Document(text, "")
+    shown = []
+    for block in fenced_blocks(document):
+        info, source = block.lexemes["info"], str(block.lexemes["source"])
+        fence = _line(text, block.start)
+        if info == RUN:
+            items = _code_tokens(source, fence + 1)
+        elif info in SHELL:
+            items = [(re.sub(r"\s+#.*$", "", line), fence + 1 + n) for n, line in enumerate(source.splitlines())]
+        elif info == OUTPUT or PYTHON_LIKE.match(info):
+            items = [(line, fence + 1 + n) for n, line in enumerate(source.splitlines())]
+        else:
+            continue
+        shown.append(_Block(info, fence, items))
+    return shown
+
+
+def _show(item: object) -> str:
+    return item[1] if isinstance(item, tuple) else str(item)
+
+
+def check_blocks(english: Path, translation: Path, root: Path) -> list[Problem]:
+    en, tr = blocks(_read(english)), blocks(_read(translation))
+    en_path, tr_path = _shown(english, root), _shown(translation, root)
+    same = "Code and outputs are never translated (only # comments may be): copy them from the English page."
+    for number, (left, right) in enumerate(zip(en, tr, strict=False), start=1):
+        if left.info != right.info:
+            return [
+                Problem(
+                    tr_path,
+                    right.line,
+                    f"block {number} is a ```{right.info} block, but block {number} of the English page"
+                    f" ({en_path}:{left.line}) is a ```{left.info} block",
+                    "Both pages show the same code and output blocks, in the same order. " + same,
+                )
+            ]
+        for (want, want_line), (got, got_line) in zip(left.items, right.items, strict=False):
+            if want != got:
+                return [
+                    Problem(
+                        tr_path,
+                        got_line,
+                        f"this ```{right.info} block differs from the English page ({en_path}:{want_line}):"
+                        f" here `{_show(got)}`, in English `{_show(want)}`",
+                        same,
+                    )
+                ]
+        if len(left.items) != len(right.items):
+            longer, other = (left, "the English page has more") if len(left.items) > len(right.items) else (right, "")
+            line = longer.items[min(len(left.items), len(right.items))][1]
+            return [
+                Problem(
+                    tr_path,
+                    right.line,
+                    f"this ```{right.info} block has {'less' if other else 'more'} in it than the English page's"
+                    f" ({en_path}:{left.line}); the first difference is at"
+                    f" {en_path if other else tr_path}:{line}",
+                    same,
+                )
+            ]
+    if len(en) != len(tr):
+        if len(en) > len(tr):
+            extra = en[len(tr)]
+            what = (
+                f"the English page has {len(en)} code and output blocks, this page {len(tr)};"
+                f" the first one missing here is at {en_path}:{extra.line}"
+            )
+            line = tr[-1].line if tr else 1
+        else:
+            extra = tr[len(en)]
+            what = (
+                f"this page has {len(tr)} code and output blocks, the English page {len(en)};"
+                f" block {len(en) + 1} is not in English"
+            )
+            line = extra.line
+        return [Problem(tr_path, line, what, "Both pages show the same blocks in the same order. " + same)]
+    return []
+
+
+HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<id>[\w-]+)[^}\n]*\})?[ \t]*$", re.M)
+
+
+def headings(text: str) -> list[tuple[str, str, int]]:
+    """(id, heading line, line number) for every heading outside code blocks; id is '' without one."""
+    prose = without_code(text)
+    return [(match["id"] or "", match.group(0), _line(prose, match.start())) for match in HEADING.finditer(prose)]
+
+
+def check_headings(english: Path, translation: Path, root: Path) -> list[Problem]:
+    en, tr = headings(_read(english)), headings(_read(translation))
+    en_path, tr_path = _shown(english, root), _shown(translation, root)
+    fix = "Heading ids are never translated: end the heading with the English page's { #id }, in the same order."
+    problems = []
+    matcher = difflib.SequenceMatcher(a=[h[0] for h in en], b=[h[0] for h in tr], autojunk=False)
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            for en_id, en_heading, en_line in en[a1:a2]:
+                where = tr[b1][2] if b1 < len(tr) else (tr[-1][2] if tr else 1)
+                problems.append(
+                    Problem(
+                        tr_path,
+                        where,
+                        f"the heading {en_heading!r} ({en_path}:{en_line}, id {en_id!r}) has no counterpart here",
+                        fix,
+                    )
+                )
+        if tag in ("replace", "insert"):
+            for tr_id, tr_heading, tr_line in tr[b1:b2]:
+                problems.append(
+                    Problem(
+                        tr_path,
+                        tr_line,
+                        f"the heading {tr_heading!r} has id {tr_id or 'none'!r}, which no heading of the English"
+                        f" page ({en_path}) has at this place",
+                        fix,
+                    )
+                )
+    return problems
+
+
+LINK = re.compile(
+    r"(?P<image>!?)\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"  # [text] or ![alt], one level of [] inside
+    r"\((?P<target><[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\)"  # (target "optional title")
+)
+TRANSLATED_FILE = re.compile(r"\.[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?\.md\b")
+AUTOLINK = re.compile(r"<(?P<target>https?://[^>\s]+)>")
+
+
+def _prose(text: str) -> str:
+    """A page without its code: fenced blocks, HTML comments and inline code become blank."""
+    text = without_code(text)
+    text = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.DOTALL)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def links(text: str) -> list[tuple[str, str, int]]:
+    """(kind, target, line) for every link and image in the prose; kind is 'link' or 'image'."""
+    prose = _prose(text)
+    found = [
+        ("image" if m["image"] else "link", m["target"].strip("<>"), _line(prose, m.start()))
+        for m in LINK.finditer(prose)
+    ]
+    found += [("link", m["target"], _line(prose, m.start())) for m in AUTOLINK.finditer(prose)]
+    # A link may go to the same file's own translation: CONTRIBUTING.md and CONTRIBUTING.zh-CN.md are one link.
+    found = [(kind, TRANSLATED_FILE.sub(".md", target), line) for kind, target, line in found]
+    return sorted(found, key=lambda item: item[2])
+
+
+def _same_section(line: int, english: Path, translation: Path) -> int:
+    """The line, in the translation, of the heading of the section that holds ``line`` of the English page."""
+    section = next((id_ for id_, _, at in reversed(headings(_read(english))) if at <= line and id_), None)
+    return next((at for id_, _, at in headings(_read(translation)) if id_ == section), 1)
+
+
+def check_links(english: Path, translation: Path, root: Path) -> list[Problem]:
+    en, tr = links(_read(english)), links(_read(translation))
+    en_path, tr_path = _shown(english, root), _shown(translation, root)
+    missing = collections.Counter((kind, target) for kind, target, _ in en)
+    missing.subtract((kind, target) for kind, target, _ in tr)
+    problems = []
+    for kind, target, line in en:
+        if missing[kind, target] > 0:
+            missing[kind, target] -= 1
+            where = _same_section(line, english, translation)
+            problems.append(
+                Problem(
+                    tr_path,
+                    where,
+                    f"the English page has the {kind} {target} ({en_path}:{line}), this page does not",
+                    f"Keep every {kind} of the English page, with the same target; only its "
+                    + ("alt text" if kind == "image" else "text")
+                    + " is translated.",
+                )
+            )
+    extra = collections.Counter((kind, target) for kind, target, _ in tr)
+    extra.subtract((kind, target) for kind, target, _ in en)
+    for kind, target, line in tr:
+        if extra[kind, target] > 0:
+            extra[kind, target] -= 1
+            problems.append(
+                Problem(
+                    tr_path,
+                    line,
+                    f"this page has the {kind} {target}, which the English page ({en_path}) does not have",
+                    f"Use the English page's {kind}s and no others; if this one belongs on the page, add it to"
+                    " the English page too, in the same pull request.",
+                )
+            )
+    return sorted(problems, key=lambda problem: problem.line)
+
+
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+#: Six or more English words in a row, with nothing but spaces and ASCII punctuation between them.
+ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[ \t,;:.!?()/-]+[A-Za-z][A-Za-z'’-]*){5,}")
+WORD = re.compile(r"\S*[A-Za-z]\S*")
+#: Quoted or emphasized text (an example sentence, a book title) may stay in English.
+QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|「[^」\n]*」|‘[^’\n]*’|《[^》\n]*》|\*[^*\n]+\*|(?<!\w)_[^_\n]+_(?!\w)")
+
+
+def _sentences(text: str) -> list[tuple[str, int]]:
+    """The prose of a page as (line text, line number), reduced to what a translator writes: no code,
+    math, link targets, HTML tags, heading ids or Markdown markers."""
+    prose = _prose(text)
+    prose = re.sub(r"\$\$.*?\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
+    prose = re.sub(r"\$[^$\n]+\$", "", prose)
+    prose = LINK.sub(lambda m: m["text"], prose)
+    prose = AUTOLINK.sub("", prose)
+    prose = re.sub(r"<[^>\n]+>", "", prose)
+    prose = re.sub(r"\{\s*[:#.][^}\n]*\}", "", prose)
+    result = []
+    for number, line in enumerate(prose.splitlines(), start=1):
+        line = re.sub(r"^\s*(?:[!?]{3}\+? \w+|#{1,6}|[-*+]|\d+\.|>|\|)\s*", "", line)
+        line = " ".join(line.replace("|", " ").split())
+        if line:
+            result.append((line, number))
+    return result
+
+
+def check_untranslated(english: Path, translation: Path, locale: str, root: Path) -> list[Problem]:
+    """Prose left in English: a line identical to one of the English page, or (in a language written in
+    CJK characters) six or more English words in a row. Quoted English (“…”) is left alone."""
+    en_lines = {line for line, _ in _sentences(_read(english)) if len(WORD.findall(line)) >= 2 and not CJK.search(line)}
+    tr_path = _shown(translation, root)
+    fix = (
+        "Translate it. English that must stay (a quoted example sentence, a title) goes in quotes “…”,"
+        " and code in `backticks`."
+    )
+    problems = []
+    for line, number in _sentences(_read(translation)):
+        if line in en_lines:
+            problems.append(Problem(tr_path, number, f"this line is the same as in the English page: {line!r}", fix))
+        elif locale in CJK_LOCALES and (run := ENGLISH_RUN.search(QUOTED.sub("", line.replace("**", "")))):
+            what = f"this looks like English left untranslated: {run.group(0)!r}"
+            problems.append(Problem(tr_path, number, what, fix))
+    return problems
+
+
+#: Languages written in CJK characters, where a long run of English words is a sign of untranslated text.
+CJK_LOCALES = {"zh", "zh_TW", "ja", "ko"}
+
+
+def glossary(root: Path = ROOT, locale: str = "zh") -> list[tuple[str, str, list[str]]]:
+    """(English term, translated term, renderings to avoid) for every row of a glossary page's tables."""
+    path = root / "docs" / locale / "glossary.md"
+    if not path.exists():
+        return []
+    lines = _read(path).splitlines()
+    rows = []
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        header = set(following.replace("|", "").strip()) <= {"-", ":"} and following.strip()
+        if not line.lstrip().startswith("|") or len(cells) != 4 or set(cells[0]) <= {"-", ":"} or header:
+            continue
+        rows.append((cells[0], cells[1], [word for word in re.split(r"[、,，]\s*", cells[3]) if word]))
+    return rows
+
+
+def check_glossary(translation: Path, rows: list[tuple[str, str, list[str]]], root: Path) -> list[Problem]:
+    tr_path = _shown(translation, root)
+    glossary_page = f"docs/{translation.parent.name}/glossary.md"
+    problems = []
+    for number, line in enumerate(_prose(_read(translation)).splitlines(), start=1):
+        for english, term, avoid in rows:
+            for word in avoid:
+                if word in line:
+                    problems.append(
+                        Problem(
+                            tr_path,
+                            number,
+                            f"“{word}” is not the glossary's rendering of “{english}”",
+                            f"Write “{term}”, the term of the glossary ({glossary_page}).",
+                        )
+                    )
+    return problems
+
+
+def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
+    """Every structure check of one translated page against its English page."""
+    docs = root / "docs"
+    english, translation = docs / SOURCE / page, docs / locale / page
+    tr_path = _shown(translation, root)
+    if not translation.exists():
+        return []
+    if not english.exists():
+        return [
+            Problem(
+                tr_path,
+                1,
+                f"there is no English page {_shown(english, root)} for this page to translate",
+                "Pages are written in English first: add the English page in the same pull request, or"
+                " give this file the English page's name.",
+            )
+        ]
+    problems = []
+    if read_record(translation.read_text(encoding="utf-8")) is None:
+        problems.append(
+            Problem(
+                tr_path,
+                1,
+                "the page has no freshness record (source_hash in its front matter)",
+                f"When the translation matches {_shown(english, root)}, run"
+                f" `python3 dev.py translations update {locale}/{page}`.",
+            )
+        )
+    problems += check_headings(english, translation, root)
+    problems += check_blocks(english, translation, root)
+    problems += check_links(english, translation, root)
+    problems += check_untranslated(english, translation, locale, root)
+    if page != "glossary.md":
+        problems += check_glossary(translation, glossary(root, locale), root)
+    return problems
+
+
+def check_pages_exist(root: Path = ROOT) -> list[Problem]:
+    """A complete language has every English page; no language has a page English lacks."""
+    docs = root / "docs"
+    english = set(pages(docs))
+    problems = []
+    for language in languages(root):
+        folder = docs / language.locale
+        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")} if folder.exists() else set()
+        if language.complete:
+            for page in sorted(english - present):
+                problems.append(
+                    Problem(
+                        f"docs/{language.locale}/{page}",
+                        1,
+                        f"docs/{SOURCE}/{page} has no {language.name} translation",
+                        f"Every page exists in both languages. Translate docs/{SOURCE}/{page} into"
+                        f" docs/{language.locale}/{page}, then run"
+                        f" `python3 dev.py translations update {language.locale}/{page}`.",
+                    )
+                )
+        for page in sorted(present - english):
+            problems += check_page(language.locale, page, root)
+    return problems
+
+
+def check(root: Path = ROOT, only: Iterable[str] = ()) -> list[Problem]:
+    """All structure checks, or those of the pages in ``only`` (``zh/masks.md``)."""
+    if only:
+        return [problem for item in only for problem in check_page(*_split(item), root)]
+    problems = check_pages_exist(root)
+    for language in languages(root):
+        for page in pages(root / "docs"):
+            problems += check_page(language.locale, page, root)
+    return problems
+
+
+def _split(item: str) -> tuple[str, str]:
+    """``zh/masks.md`` or ``docs/zh/masks.md`` -> (``zh``, ``masks.md``)."""
+    locale, _, page = item.replace("\\", "/").removeprefix("docs/").partition("/")
+    if not page.endswith(".md"):
+        raise SystemExit(f"translations: {item!r}: name a translated page, such as zh/masks.md")
+    return locale, page
+
+
+# ---------------------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------------------
+
+
+def print_status(root: Path = ROOT) -> int:
+    table = statuses(root)
+    locales = languages(root)
+    width = max(len(page) for page in table) + 2
+    print(f"{'page':<{width}}" + "".join(f"{language.locale:<12}" for language in locales))
+    for page, states in table.items():
+        print(f"{page:<{width}}" + "".join(f"{states[language.locale]:<12}" for language in locales))
+    for language in locales:
+        counts = collections.Counter(states[language.locale] for states in table.values())
+        print(
+            f"\n{language.name} ({language.locale}): {counts[UP_TO_DATE]} up to date, {counts[OUTDATED]} outdated,"
+            f" {counts[MISSING]} missing"
+        )
+        for page, states in table.items():
+            if states[language.locale] == OUTDATED:
+                print(f"  see what changed: python3 dev.py translations diff {language.locale}/{page}")
+    return 0
+
+
+def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, encoding="utf-8")
+
+
+def print_diff(item: str, root: Path = ROOT) -> int:
+    locale, page = _split(item)
+    translation, english = root / "docs" / locale / page, root / "docs" / SOURCE / page
+    if not translation.exists():
+        print(f"docs/{locale}/{page} does not exist yet: translate docs/{SOURCE}/{page} as a whole.")
+        return 1
+    recorded = read_record(translation.read_text(encoding="utf-8"))
+    current = english.read_text(encoding="utf-8").replace("\r\n", "\n")
+    if recorded == source_hash(current):
+        print(f"docs/{locale}/{page} is up to date: docs/{SOURCE}/{page} has not changed since it was translated.")
+        return 0
+    old = git("cat-file", "blob", recorded or "none", root=root) if recorded else None
+    if old is None or old.returncode != 0:
+        print(
+            f"The English text docs/{locale}/{page} was translated from ({recorded or 'no record'}) is not in this"
+            " clone's history (a shallow clone needs `git fetch --unshallow`). Compare the two pages as a whole."
+        )
+        return 1
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            old.stdout.splitlines(keepends=True),
+            current.splitlines(keepends=True),
+            f"docs/{SOURCE}/{page} (as translated)",
+            f"docs/{SOURCE}/{page} (now)",
+        )
+    )
+    return 0
+
+
+def update(items: list[str], root: Path = ROOT) -> int:
+    """Record that each page now translates the current English page, once its structure checks pass."""
+    failed = False
+    for item in items:
+        locale, page = _split(item)
+        translation = root / "docs" / locale / page
+        if not translation.exists():
+            print(f"docs/{locale}/{page} does not exist: copy docs/{SOURCE}/{page} there and translate it first.")
+            failed = True
+            continue
+        problems = [problem for problem in check_page(locale, page, root) if "freshness record" not in problem.what]
+        if problems:
+            print(*problems, sep="\n")
+            print(f"Not recorded: fix the {len(problems)} problem(s) above in docs/{locale}/{page} first.")
+            failed = True
+            continue
+        english = (root / "docs" / SOURCE / page).read_text(encoding="utf-8")
+        text = translation.read_text(encoding="utf-8")
+        translation.write_text(with_record(text, source_hash(english)), encoding="utf-8", newline="\n")
+        print(f"docs/{locale}/{page} now records docs/{SOURCE}/{page} at {source_hash(english)[:12]}: up to date.")
+    return 1 if failed else 0
+
+
+def run_checks(items: list[str], root: Path = ROOT) -> int:
+    problems = check(root, items)
+    if problems:
+        print(*problems, sep="\n")
+        print(f"\n{len(problems)} problem(s). CONTRIBUTING.md explains each rule.")
+        return 1
+    print("All translation checks passed.")
+    return 0
+
+
+def github_notices(base: str, root: Path = ROOT) -> int:
+    """GitHub Actions notices for the translations a change has made outdated; never fails.
+
+    A page is named when this change (``base``...HEAD) touched its English page and the translation
+    now records an older version of it.
+    """
+    changed = git("diff", "--name-only", f"{base}...HEAD", "--", f"docs/{SOURCE}/", root=root)
+    if changed.returncode != 0:
+        print(f"::warning title=Translation status::could not compare with {base}: {changed.stderr.strip()}")
+        return 0
+    touched = {path.removeprefix(f"docs/{SOURCE}/") for path in changed.stdout.split()}
+    outdated = []
+    for language in languages(root):
+        for page in sorted(touched):
+            english = root / "docs" / SOURCE / page
+            if english.suffix == ".md" and english.exists() and state(language.locale, page, root / "docs") == OUTDATED:
+                outdated.append((language, page))
+    for language, page in outdated:
+        print(
+            f"::notice file=docs/{language.locale}/{page},title=Translation now outdated::This pull request"
+            f" changes docs/{SOURCE}/{page}, so its {language.name} translation docs/{language.locale}/{page}"
+            " now shows an 'outdated' banner on the site. Not an error: a translator can update it later, or"
+            f" you can now (python3 dev.py translations diff {language.locale}/{page})."
+        )
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary and outdated:
+        with open(summary, "a", encoding="utf-8") as out:
+            out.write("### Translations this pull request makes outdated\n\n")
+            out.write("| English page | Translation |\n|---|---|\n")
+            out.writelines(f"| docs/{SOURCE}/{page} | docs/{lang.locale}/{page} |\n" for lang, page in outdated)
+    if not outdated:
+        print("No translation became outdated.")
+    return 0
+
+
+def add_language(locale: str, name: str, root: Path = ROOT) -> int:
+    """Configure a new translation language in mkdocs.yml; every page starts missing (shown in English)."""
+    if not re.fullmatch(r"[a-z]{2,3}(?:_[A-Z]{2})?", locale):
+        print(f"translations: locale {locale!r}: expected a language code such as fr, ja or pt_BR")
+        return 2
+    if locale == SOURCE or locale in {language.locale for language in languages(root)}:
+        print(f"translations: {locale} is already configured in mkdocs.yml")
+        return 2
+    path = root / "mkdocs.yml"
+    text = path.read_text(encoding="utf-8")
+    mark = text.find(LANGUAGE_MARK)
+    if mark == -1:
+        print(f"translations: mkdocs.yml lacks the line {LANGUAGE_MARK!r}")
+        return 2
+    line_start = text.rfind("\n", 0, mark) + 1
+    indent = text[line_start:mark]
+    entry = (
+        f"- locale: {locale}\n"
+        f"  name: {name}\n"
+        "  build: true\n"
+        "  # Add nav_translations (see zh above), and extra.translation: the banner and status page text.\n"
+    )
+    text = text[:line_start] + "".join(indent + line + "\n" for line in entry.splitlines()) + text[line_start:]
+    path.write_text(text, encoding="utf-8", newline="\n")
+    count = len(pages(root / "docs"))
+    print(
+        f"Added {name} ({locale}) to mkdocs.yml. All {count} pages are missing: the site shows them in English,"
+        f" with a banner.\nTranslate a page by copying docs/{SOURCE}/<page> to docs/{locale}/<page>; then run"
+        f" python3 dev.py translations update {locale}/<page>. See CONTRIBUTING.md, 'Adding a language'."
+    )
+    return 0
+
+
+def main(argv: list[str], root: Path = ROOT) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 dev.py translations",
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n")[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command")
+    status = commands.add_parser("status", help="list every page as up to date, outdated or missing (the default)")
+    status.add_argument("--github-base", metavar="REF", help="print GitHub notices for pages REF...HEAD made outdated")
+    commands.add_parser("diff", help="show what changed in English since a page was translated").add_argument("page")
+    commands.add_parser("check", help="run the structure checks").add_argument("pages", nargs="*")
+    record = commands.add_parser("update", help="record that pages now translate the current English pages")
+    record.add_argument("pages", nargs="+")
+    new = commands.add_parser("add-language", help="configure a new language in mkdocs.yml")
+    new.add_argument("locale")
+    new.add_argument("--name", required=True, help="the language's own name, as the language menu shows it")
+    args = parser.parse_args(argv)
+    if args.command == "diff":
+        return print_diff(args.page, root)
+    if args.command == "check":
+        return run_checks(args.pages, root)
+    if args.command == "update":
+        return update(args.pages, root)
+    if args.command == "add-language":
+        return add_language(args.locale, args.name, root)
+    if args.command == "status" and args.github_base:
+        return github_notices(args.github_base, root)
+    return print_status(root)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,531 @@
+"""The translation workflow: freshness records, the structure checks and what they say, the banners and
+status page on the site, the pull-request notice, and the translator's whole path on a copy of the project."""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import translations
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LOCALES = [language.locale for language in translations.languages()]
+PAGES = translations.pages()
+
+
+# ---------------------------------------------------------------------------------------------------
+# The real pages pass every check
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_zh_is_configured_and_complete() -> None:
+    assert [(language.locale, language.complete) for language in translations.languages()] == [("zh", True)]
+    assert len(PAGES) >= 17
+
+
+def test_every_page_exists_in_every_complete_language() -> None:
+    problems = translations.check_pages_exist()
+    assert not problems, "\n".join(map(str, problems))
+
+
+@pytest.mark.parametrize("page", [f"{locale}/{page}" for locale in LOCALES for page in PAGES])
+def test_translation_passes_the_structure_checks(page: str) -> None:
+    """Same heading ids, code, outputs, links and images as the English page; nothing left in English;
+    the glossary's terms; a freshness record."""
+    problems = translations.check_page(*page.split("/", 1))
+    assert not problems, "\n".join(map(str, problems))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Freshness records
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_the_record_is_the_git_blob_id(tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    english = ROOT / "docs" / "en" / "masks.md"
+    hashed = subprocess.run(["git", "hash-object", str(english)], capture_output=True, text=True, check=True)
+    assert translations.source_hash(english.read_text(encoding="utf-8")) == hashed.stdout.strip()
+    # A Windows checkout with CRLF line endings records the same version.
+    assert translations.source_hash("a\r\nb\r\n") == translations.source_hash("a\nb\n")
+
+
+def test_writing_a_record_keeps_the_page_and_its_other_front_matter() -> None:
+    page = "# 掩码 { #masks }\n\n正文。\n"
+    recorded = translations.with_record(page, "a" * 40)
+    assert recorded == f"---\nsource_hash: {'a' * 40}\n---\n\n{page}"
+    assert translations.read_record(recorded) == "a" * 40
+    again = translations.with_record(recorded, "b" * 40)
+    assert translations.read_record(again) == "b" * 40
+    assert again.endswith(page)
+    assert again.count("source_hash") == 1
+    other = "---\ntitle: x\n---\n\n" + page
+    assert translations.with_record(other, "c" * 40).startswith(f"---\ntitle: x\nsource_hash: {'c' * 40}\n---\n")
+    assert translations.read_record(page) is None
+    # The record is not content: line numbers in messages stay those of the file.
+    assert translations.without_front_matter(recorded).splitlines()[4] == "# 掩码 { #masks }"
+
+
+def _project(root: Path, en: dict[str, str], zh: dict[str, str], complete: str = "[zh]") -> Path:
+    """A minimal project: mkdocs.yml with English and Chinese, and the given pages."""
+    (root / "mkdocs.yml").write_text(
+        "plugins:\n  - i18n:\n      languages:\n"
+        "        - locale: en\n          name: English\n          default: true\n"
+        "        - locale: zh\n          name: 简体中文\n"
+        f"extra:\n  complete_languages: {complete}\n",
+        encoding="utf-8",
+    )
+    for locale, files in (("en", en), ("zh", zh)):
+        for name, text in files.items():
+            path = root / "docs" / locale / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_state_follows_the_english_page(tmp_path: Path) -> None:
+    root = _project(tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n"})
+    docs = root / "docs"
+    assert translations.state("zh", "a.md", docs) == translations.OUTDATED  # no record yet
+    assert translations.update(["zh/a.md"], root) == 0
+    assert translations.statuses(root) == {"a.md": {"zh": "up to date"}, "b.md": {"zh": "missing"}}
+    (docs / "en" / "a.md").write_text("# A { #a }\n\nOne more sentence.\n", encoding="utf-8")
+    assert translations.state("zh", "a.md", docs) == translations.OUTDATED
+
+
+# ---------------------------------------------------------------------------------------------------
+# Each structure check fails, and says where and how to fix it
+# ---------------------------------------------------------------------------------------------------
+
+ENGLISH = """\
+# Masks { #masks }
+
+A mask hides some positions from each query; see [weights](attention-weights.md#softmax).
+
+![The causal mask](../assets/figures/causal.svg)
+
+## Causal masks { #causal }
+
+```python
+import torch
+
+mask = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)  # (3, 3)
+print(mask.sum())
+```
+
+```output
+tensor(3)
+```
+"""
+
+CHINESE = """\
+---
+source_hash: 0000000000000000000000000000000000000000
+---
+
+# 掩码 { #masks }
+
+掩码让每个查询看不到某些位置，参见[注意力权重](attention-weights.md#softmax)。
+
+![因果掩码](../assets/figures/causal.svg)
+
+## 因果掩码 { #causal }
+
+```python
+import torch
+
+mask = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)  # 形状 (3, 3)
+print(mask.sum())
+```
+
+```output
+tensor(3)
+```
+"""
+
+
+def _problems(tmp_path: Path, chinese: str, english: str = ENGLISH) -> list[translations.Problem]:
+    root = _project(tmp_path, {"masks.md": english}, {"masks.md": chinese})
+    return translations.check_page("zh", "masks.md", root)
+
+
+def test_a_faithful_translation_passes(tmp_path: Path) -> None:
+    # Translated comments, prose, heading text, link text and alt text are all fine.
+    assert _problems(tmp_path, CHINESE) == []
+
+
+def test_a_missing_record_is_reported(tmp_path: Path) -> None:
+    (problem,) = _problems(tmp_path, CHINESE.split("---\n\n", 1)[1])
+    assert (problem.path, problem.line) == ("docs/zh/masks.md", 1)
+    assert "freshness record" in problem.what
+    assert "python3 dev.py translations update zh/masks.md" in problem.fix
+
+
+def test_a_translated_heading_id_is_reported(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, CHINESE.replace("{ #causal }", "{ #yinguo }"))
+    assert [str(problem).splitlines()[0] for problem in problems] == [
+        "docs/zh/masks.md:11: the heading '## Causal masks { #causal }' (docs/en/masks.md:7, id 'causal')"
+        " has no counterpart here",
+        "docs/zh/masks.md:11: the heading '## 因果掩码 { #yinguo }' has id 'yinguo', which no heading of the"
+        " English page (docs/en/masks.md) has at this place",
+    ]
+    assert "Heading ids are never translated" in problems[0].fix
+
+
+def test_changed_code_is_reported_with_both_lines(tmp_path: Path) -> None:
+    (problem,) = _problems(tmp_path, CHINESE.replace("diagonal=1)  # 形状", "diagonal=2)  # 形状"))
+    assert (problem.path, problem.line) == ("docs/zh/masks.md", 16)
+    assert "(docs/en/masks.md:12): here `2`, in English `1`" in problem.what
+    assert "only # comments may be" in problem.fix
+
+
+def test_a_changed_output_is_reported(tmp_path: Path) -> None:
+    (problem,) = _problems(tmp_path, CHINESE.replace("tensor(3)", "tensor(4)"))
+    assert problem.line == 21
+    assert "```output block differs from the English page (docs/en/masks.md:17)" in problem.what
+
+
+def test_a_missing_block_is_reported(tmp_path: Path) -> None:
+    without_output = CHINESE.replace("\n```output\ntensor(3)\n```\n", "")
+    (problem,) = _problems(tmp_path, without_output)
+    assert "the English page has 2 code and output blocks, this page 1" in problem.what
+    assert "docs/en/masks.md:16" in problem.what
+
+
+def test_a_changed_or_dropped_link_or_image_is_reported(tmp_path: Path) -> None:
+    chinese = CHINESE.replace("attention-weights.md#softmax", "attention-weights.md#normalize")
+    chinese = chinese.replace("![因果掩码](../assets/figures/causal.svg)\n", "")
+    problems = [str(problem).splitlines()[0] for problem in _problems(tmp_path, chinese)]
+    assert problems == [
+        "docs/zh/masks.md:5: the English page has the link attention-weights.md#softmax (docs/en/masks.md:3),"
+        " this page does not",
+        "docs/zh/masks.md:5: the English page has the image ../assets/figures/causal.svg (docs/en/masks.md:5),"
+        " this page does not",
+        "docs/zh/masks.md:7: this page has the link attention-weights.md#normalize, which the English page"
+        " (docs/en/masks.md) does not have",
+    ]
+
+
+def test_a_link_to_a_files_own_translation_counts_as_the_same_link(tmp_path: Path) -> None:
+    english = ENGLISH + "\nSee [CONTRIBUTING](https://example.org/CONTRIBUTING.md).\n"
+    chinese = CHINESE + "\n参见[贡献指南](https://example.org/CONTRIBUTING.zh-CN.md)。\n"
+    assert _problems(tmp_path, chinese, english) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "flagged"),
+    [
+        ("A mask hides some positions from each query in the sequence.", True),  # a whole English sentence
+        ("掩码让查询看不到某些位置, because the model must not see the future.", True),  # half translated
+        ("这句话是“Your journey starts with one step”的嵌入。", False),  # a quoted example sentence
+        ("见《从零构建大模型》（*Build a Large Language Model (From Scratch)*）第 3 章。", False),  # a title
+        ("调用 `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)` 即可。", False),
+        ("每个 Transformer 都用 PyTorch 的 softmax 和 Dropout。", False),  # names and terms kept in English
+        ("公式是 $\\mathrm{softmax}(q k^T / \\sqrt{d_k}) v$ of the values here。", False),  # math
+        ("[a link text in English that is long](masks.md)", True),  # link text is translated too
+    ],
+)
+def test_untranslated_english_is_found(tmp_path: Path, line: str, flagged: bool) -> None:
+    problems = _problems(tmp_path, CHINESE + "\n" + line + "\n", ENGLISH + "\n[The masks page](masks.md) shows more.\n")
+    found = [problem for problem in problems if "English left untranslated" in problem.what]
+    assert bool(found) is flagged, problems
+    if flagged:
+        assert found[0].line == CHINESE.count("\n") + 2
+        assert "Translate it" in found[0].fix
+
+
+def test_a_line_kept_as_in_english_is_found_in_any_language(tmp_path: Path) -> None:
+    (problem,) = _problems(tmp_path, CHINESE.replace("## 因果掩码 { #causal }", "## Causal masks { #causal }"))
+    assert (problem.line, problem.what) == (11, "this line is the same as in the English page: 'Causal masks'")
+
+
+def test_pages_missing_in_a_complete_language_are_reported(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n", "c.md": "# 丙\n"}
+    )
+    problems = translations.check_pages_exist(root)
+    assert [(problem.path, problem.what) for problem in problems] == [
+        ("docs/zh/b.md", "docs/en/b.md has no 简体中文 translation"),
+        ("docs/zh/c.md", "there is no English page docs/en/c.md for this page to translate"),
+    ]
+    # A language still being added may miss pages; they show in English with a banner.
+    root = _project(tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n"}, "[]")
+    (tmp_path / "docs" / "zh" / "c.md").unlink()
+    assert translations.check_pages_exist(root) == []
+
+
+def test_update_refuses_a_page_that_fails_its_checks(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    root = _project(tmp_path, {"masks.md": ENGLISH}, {"masks.md": CHINESE.replace("tensor(3)", "tensor(4)")})
+    assert translations.update(["zh/masks.md"], root) == 1
+    out = capsys.readouterr().out
+    assert "docs/zh/masks.md:21:" in out
+    assert "Not recorded: fix the 1 problem(s) above in docs/zh/masks.md first." in out
+    assert translations.read_record((root / "docs" / "zh" / "masks.md").read_text(encoding="utf-8")) == "0" * 40
+
+
+# ---------------------------------------------------------------------------------------------------
+# The pull-request notice and the diff, in a Git repository
+# ---------------------------------------------------------------------------------------------------
+
+
+def _git(root: Path, *args: str) -> str:
+    identity = ["-c", "user.name=Test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false"]
+    return subprocess.run(["git", *identity, *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = _project(tmp_path, {"masks.md": ENGLISH, "other.md": "# Other { #other }\n"}, {"masks.md": CHINESE})
+    (root / "docs" / "zh" / "other.md").write_text("# 其他 { #other }\n", encoding="utf-8")
+    assert translations.update(["zh/masks.md", "zh/other.md"], root) == 0
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_a_pull_request_changing_an_english_page_gets_a_notice(
+    repository: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path_factory
+) -> None:
+    summary = tmp_path_factory.mktemp("summary") / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    english = repository / "docs" / "en" / "masks.md"
+    english.write_text(ENGLISH + "\nA new sentence.\n", encoding="utf-8")
+    (repository / "docs" / "zh" / "other.md").write_text("# 其他页面 { #other }\n", encoding="utf-8")
+    _git(repository, "commit", "-q", "-am", "change")
+    capsys.readouterr()
+    assert translations.main(["status", "--github-base", "HEAD~1"], repository) == 0  # a notice, never a failure
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "::notice file=docs/zh/masks.md,title=Translation now outdated::This pull request changes docs/en/masks.md,"
+        " so its 简体中文 translation docs/zh/masks.md now shows an 'outdated' banner on the site. Not an error:"
+        " a translator can update it later, or you can now (python3 dev.py translations diff zh/masks.md)."
+    ]
+    assert "| docs/en/masks.md | docs/zh/masks.md |" in summary.read_text(encoding="utf-8")
+
+    # The diff shows the translator what changed since the page was translated.
+    assert translations.main(["diff", "zh/masks.md"], repository) == 0
+    diff = capsys.readouterr().out
+    assert "+++ docs/en/masks.md (now)" in diff
+    assert "\n+A new sentence.\n" in diff
+
+    # Once the translation catches up and its record is updated, no notice is left.
+    chinese = repository / "docs" / "zh" / "masks.md"
+    chinese.write_text(chinese.read_text(encoding="utf-8") + "\n新增的一句话。\n", encoding="utf-8")
+    assert translations.main(["update", "zh/masks.md"], repository) == 0
+    _git(repository, "commit", "-q", "-am", "translate")
+    capsys.readouterr()
+    assert translations.main(["status", "--github-base", "HEAD~2"], repository) == 0
+    assert capsys.readouterr().out == "No translation became outdated.\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# The site: banners and the status page
+# ---------------------------------------------------------------------------------------------------
+
+
+def _banner(page: Path) -> str | None:
+    match = re.search(
+        r'class="admonition warning translation-banner" data-translation="(\w+)"', page.read_text("utf-8")
+    )
+    return match.group(1) if match else None
+
+
+def test_the_site_shows_a_banner_exactly_on_outdated_translations(site: Path) -> None:
+    statuses = translations.statuses()
+    for page, states in statuses.items():
+        name = page.removesuffix(".md").removesuffix("index")
+        assert _banner(site / name / "index.html") is None, page
+        for locale, state in states.items():
+            want = {"outdated": "outdated", "missing": "missing"}.get(state)
+            assert _banner(site / locale / name / "index.html") == want, (locale, page)
+            notebook = site / locale / "notebooks" / name / "index.html"
+            if notebook.exists():
+                assert _banner(notebook) == want, (locale, page, "notebook")
+
+
+@pytest.mark.parametrize("prefix", ["", "zh/"])
+def test_the_status_page_lists_every_page_and_its_state(site: Path, prefix: str) -> None:
+    text = (site / prefix / "translation-status" / "index.html").read_text(encoding="utf-8")
+    rows = re.findall(r'<tr>\s*<td><a href="([^"]+)">.*?</a></td>\s*<td><span data-translation-state="([^"]+)">', text)
+    statuses = translations.statuses()
+    assert len(rows) == len(statuses)
+    for href, state in rows:
+        page = href.removeprefix("../").removesuffix("/").removesuffix(".") or "index"
+        page += ".md"
+        assert statuses[page]["zh"] == state, page
+    summary = html.unescape(re.sub(r"<[^>]+>", "", text))
+    count = len(statuses)
+    assert (f"简体中文: of {count} pages," if not prefix else f"简体中文：{count} 个页面中") in summary
+
+
+# ---------------------------------------------------------------------------------------------------
+# The translator's path, and a third language, on a copy of the project
+# ---------------------------------------------------------------------------------------------------
+
+IGNORED = shutil.ignore_patterns(
+    ".git", ".venv", "site", "node_modules", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache",
+    "*.egg-info", "htmlcov", ".coverage*", ".cache",
+)  # fmt: skip
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    """The project, copied without its environment, build output or history, as a fresh Git repository."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "project"
+    shutil.copytree(ROOT, root, ignore=IGNORED)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "copy")
+    return root
+
+
+def _run(root: Path, *args: str, ok: bool = True) -> str:
+    result = subprocess.run(
+        [sys.executable, *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert (result.returncode == 0) is ok, f"{args} gave {result.returncode}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def _translations(root: Path, *args: str, ok: bool = True) -> str:
+    return _run(root, "scripts/translations.py", *args, ok=ok)
+
+
+def _build(root: Path) -> Path:
+    _run(root, "-m", "mkdocs", "build", "--strict", "--site-dir", str(root / "site"))
+    return root / "site"
+
+
+NEW_ENGLISH = """
+## Counting masked positions { #counting-masked }
+
+Each row of the causal mask hides the positions after its own, so it hides 15 of the 36 pairs.
+
+```python
+print(int(torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1).sum()))
+```
+
+```output
+15
+```
+"""
+
+NEW_CHINESE = """
+## 统计被遮蔽的位置 { #counting-masked }
+
+因果掩码的每一行都遮住该行之后的位置，所以 36 个位置对中有 15 个被遮蔽。
+
+```python
+print(int(torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1).sum()))
+```
+
+```output
+15
+```
+"""
+
+
+def test_the_translators_path(copy: Path) -> None:
+    """English page changes → the Chinese page is reported outdated and shows the banner → the translator
+    updates it and its record → every check is green and the banner is gone."""
+    english, chinese = copy / "docs" / "en" / "masks.md", copy / "docs" / "zh" / "masks.md"
+    _translations(copy, "update", "zh/masks.md")  # start from an up-to-date translation
+
+    # 1. A writer adds a section to the English page (and regenerates the notebooks, as the guide says).
+    english.write_text(english.read_text(encoding="utf-8") + NEW_ENGLISH, encoding="utf-8")
+    _run(copy, "scripts/make_notebooks.py")
+    _git(copy, "commit", "-q", "-am", "Masks: count the masked positions")
+
+    # 2. The page is reported outdated: by the status command, and by the notice on the pull request.
+    assert re.search(r"^masks\.md +outdated", _translations(copy), re.MULTILINE)
+    notices = _translations(copy, "status", "--github-base", "HEAD~1")
+    assert notices.startswith("::notice file=docs/zh/masks.md,title=Translation now outdated::")
+    assert "+## Counting masked positions { #counting-masked }" in _translations(copy, "diff", "zh/masks.md")
+
+    # 3. The built page shows the banner, in Chinese, linking to the English page; so does its notebook.
+    site = _build(copy)
+    page = (site / "zh" / "masks" / "index.html").read_text(encoding="utf-8")
+    assert _banner(site / "zh" / "masks" / "index.html") == "outdated"
+    assert "译文待更新" in page
+    assert '<a href="../../masks/" hreflang="en">阅读英文原文</a>' in page
+    assert _banner(site / "zh" / "notebooks" / "masks" / "index.html") == "outdated"
+    assert _banner(site / "masks" / "index.html") is None
+    status = (site / "zh" / "translation-status" / "index.html").read_text(encoding="utf-8")
+    assert re.search(r'href="\.\./masks/">掩码</a></td>\s*<td><span data-translation-state="outdated">待更新', status)
+
+    # 4. The translator checks the page: the checks name what to do; the record cannot be updated yet.
+    check = _translations(copy, "check", "zh/masks.md", ok=False)
+    assert "docs/zh/masks.md" in check
+    assert "'## Counting masked positions { #counting-masked }' (docs/en/masks.md:" in check
+    assert "how to fix: Heading ids are never translated" in check
+    assert "Not recorded" in _translations(copy, "update", "zh/masks.md", ok=False)
+
+    # 5. The translator translates the new section and records it.
+    chinese.write_text(chinese.read_text(encoding="utf-8") + NEW_CHINESE, encoding="utf-8")
+    assert "now records docs/en/masks.md" in _translations(copy, "update", "zh/masks.md")
+    _run(copy, "scripts/make_notebooks.py")
+
+    # 6. All green: status, the structure checks, the notebooks, the page's code and outputs, the banner gone.
+    assert re.search(r"^masks\.md +up to date", _translations(copy), re.MULTILINE)
+    assert _translations(copy, "check") == "All translation checks passed.\n"
+    _run(copy, "scripts/make_notebooks.py", "--check")
+    _run(
+        copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "docs/en/masks.md", "docs/zh/masks.md",
+        "tests/test_docs.py", "tests/test_glossary.py", "-k", "masks or glossary",
+    )  # fmt: skip
+    site = _build(copy)
+    assert _banner(site / "zh" / "masks" / "index.html") is None
+    assert _banner(site / "zh" / "notebooks" / "masks" / "index.html") is None
+    assert "counting-masked" in (site / "zh" / "masks" / "index.html").read_text(encoding="utf-8")
+
+
+def test_adding_a_third_language(copy: Path) -> None:
+    """Scaffold French: it is configured, every page is missing, the checks pass and the site builds,
+    showing the English pages under a banner at /fr/."""
+    out = _translations(copy, "add-language", "fr", "--name", "Français")
+    assert f"All {len(PAGES)} pages are missing" in out
+    assert "  - locale: fr\n          name: Français\n          build: true\n" in (copy / "mkdocs.yml").read_text(
+        encoding="utf-8"
+    )
+    assert [(language.locale, language.complete) for language in translations.languages(copy)] == [
+        ("zh", True),
+        ("fr", False),
+    ]
+    status = _translations(copy)
+    assert re.search(r"^masks\.md +up to date +missing", status, re.MULTILINE)
+    assert f"Français (fr): 0 up to date, 0 outdated, {len(PAGES)} missing" in status
+    assert _translations(copy, "check") == "All translation checks passed.\n"
+    assert "already configured" in _translations(copy, "add-language", "fr", "--name", "Français", ok=False)
+    assert "expected a language code" in _translations(copy, "add-language", "French", "--name", "x", ok=False)
+
+    site = _build(copy)
+    page = (site / "fr" / "masks" / "index.html").read_text(encoding="utf-8")
+    assert _banner(site / "fr" / "masks" / "index.html") == "missing"
+    assert "This page has not been translated yet, so it is shown in English." in page
+    assert re.search(r"<h1[^>]*>Masks", page)
+    assert _banner(site / "fr" / "notebooks" / "masks" / "index.html") == "missing"
+    # The English pages themselves are untouched by the French build's fallback copies.
+    assert _banner(site / "notebooks" / "masks" / "index.html") is None
+    assert '<html lang="en"' in (site / "notebooks" / "masks" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../notebooks/masks/"' in page  # the French navigation stays in French URLs
+    assert 'hreflang="fr"' in (site / "masks" / "index.html").read_text(encoding="utf-8")  # the language menu
+    assert _banner(site / "zh" / "masks" / "index.html") is None
+    status = html.unescape((site / "translation-status" / "index.html").read_text(encoding="utf-8"))
+    assert f"Français: of {len(PAGES)} pages, 0 up to date, 0 outdated, {len(PAGES)} missing." in status
