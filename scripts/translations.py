@@ -335,9 +335,16 @@ def links(text: str) -> list[tuple[str, str, int]]:
         for m in LINK.finditer(prose)
     ]
     found += [("link", m["target"], _line(prose, m.start())) for m in AUTOLINK.finditer(prose)]
-    # A link may go to the same file's own translation: CONTRIBUTING.md and CONTRIBUTING.zh-CN.md are one link.
-    found = [(kind, TRANSLATED_FILE.sub(".md", target), line) for kind, target, line in found]
-    return sorted(found, key=lambda item: item[2])
+    return sorted(((kind, _comparable(target), line) for kind, target, line in found), key=lambda item: item[2])
+
+
+def _comparable(target: str) -> str:
+    """A link target as both languages must write it. A link may go to a file's own translation
+    (CONTRIBUTING.md and CONTRIBUTING.zh-CN.md are one link), and a section of another site may have
+    another anchor in each language; a link to a section of our own pages has the same one."""
+    if re.match(r"https?://", target):
+        target = target.partition("#")[0]
+    return TRANSLATED_FILE.sub(".md", target)
 
 
 def _same_section(line: int, english: Path, translation: Path) -> int:

@@ -67,8 +67,13 @@ def shown_outputs(document: Document, blocks: list[Region]) -> dict[int, Region]
 
 def without_code(text: str) -> str:
     """``text`` with every fenced block blanked out, keeping the line numbers of everything else."""
-    document = Document(text, "")
-    for block in reversed(list(fenced_blocks(document))):
+    outermost, end = [], -1
+    # A ````markdown block may show fenced blocks inside it; blanking it blanks them too.
+    for block in sorted(fenced_blocks(Document(text, "")), key=lambda block: block.start):
+        if block.start >= end:
+            outermost.append(block)
+            end = block.end
+    for block in reversed(outermost):
         text = text[: block.start] + "\n" * text.count("\n", block.start, block.end) + text[block.end :]
     return text
 

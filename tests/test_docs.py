@@ -11,7 +11,17 @@ from pathlib import Path
 
 import pytest
 import translations
-from doc_examples import DOCS, PYTHON_LIKE, RUN, PythonWithOutputParser, compare_output, evaluate, fenced_blocks, sybil
+from doc_examples import (
+    DOCS,
+    PYTHON_LIKE,
+    RUN,
+    PythonWithOutputParser,
+    compare_output,
+    evaluate,
+    fenced_blocks,
+    sybil,
+    without_code,
+)
 from sybil import Document
 
 LANGUAGES = ("en", "zh")
@@ -106,3 +116,9 @@ def test_no_formula_in_a_heading(page: str) -> None:
     """The table of contents and search show headings as plain text, so TeX there shows up raw."""
     text = (DOCS / page).read_text(encoding="utf-8")
     assert [heading for _, heading, _ in translations.headings(text) if "$" in heading] == []
+
+
+def test_blanking_code_keeps_what_follows_a_block_shown_inside_another() -> None:
+    """A ````markdown example holding a ```python block is blanked once, as a whole, lines kept."""
+    text = "# A\n\n````markdown\n```python\nx = 1\n```\n````\n\n## B { #b }\n"
+    assert without_code(text) == "# A\n\n" + "\n" * 5 + "\n## B { #b }\n"

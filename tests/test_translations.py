@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -529,3 +530,72 @@ def test_adding_a_third_language(copy: Path) -> None:
     assert _banner(site / "zh" / "masks" / "index.html") is None
     status = html.unescape((site / "translation-status" / "index.html").read_text(encoding="utf-8"))
     assert f"Français: of {len(PAGES)} pages, 0 up to date, 0 outdated, {len(PAGES)} missing." in status
+
+
+# ---------------------------------------------------------------------------------------------------
+# The guide, the templates and the links to them
+# ---------------------------------------------------------------------------------------------------
+
+GUIDES = {"en": ROOT / "CONTRIBUTING.md", "zh": ROOT / "CONTRIBUTING.zh-CN.md"}
+TEMPLATE = ROOT / ".github" / "PULL_REQUEST_TEMPLATE" / "translation.md"
+COMMAND = re.compile(r"python3? dev\.py translations(?: (?P<sub>[a-z-]+))?(?P<rest>[^`\n]*)")
+
+
+def test_the_guide_exists_in_both_languages_and_is_linked_from_the_readmes_and_the_site() -> None:
+    for readme in ("README.md", "README.zh-CN.md"):
+        text = (ROOT / readme).read_text(encoding="utf-8")
+        assert "](CONTRIBUTING.md)" in text, readme
+        assert "](CONTRIBUTING.zh-CN.md)" in text, readme
+    assert "](CONTRIBUTING.zh-CN.md)" in GUIDES["en"].read_text(encoding="utf-8")
+    assert "](CONTRIBUTING.md)" in GUIDES["zh"].read_text(encoding="utf-8")
+    repository = translations.config()["extra"]["repository"]
+    for lang, guide in GUIDES.items():
+        for page in ("index.md", "translation-status.md"):
+            text = (ROOT / "docs" / lang / page).read_text(encoding="utf-8")
+            assert f"]({repository}/blob/main/{guide.name}" in text, (lang, page)
+
+
+def test_both_guides_have_the_same_sections() -> None:
+    """The Chinese guide is a translation: the same sections, in the same order, the same commands."""
+    structure = {}
+    for lang, guide in GUIDES.items():
+        text = guide.read_text(encoding="utf-8")
+        structure[lang] = (
+            [len(heading) for heading in re.findall(r"^(#+) ", translations.without_code(text), re.MULTILINE)],
+            sorted(re.findall(r"(?:python3|\.venv/bin/python) [\w./-]+(?: [a-z][\w-]*)?", text)),
+        )
+    assert structure["en"] == structure["zh"]
+    text = GUIDES["en"].read_text(encoding="utf-8")
+    for topic in ("### How the languages are laid out", "### What is translated, and what never is", "preview",
+                  "### The glossary rule", "### How a translation is reviewed", "native speaker",
+                  "### Adding a language", "?template=translation.md"):  # fmt: skip
+        assert topic in text, topic
+
+
+def test_the_commands_the_guide_and_templates_give_exist() -> None:
+    subcommands = {"status", "diff", "check", "update", "add-language", None}
+    texts = [*GUIDES.values(), TEMPLATE, ROOT / ".github" / "pull_request_template.md", ROOT / "README.md"]
+    found = 0
+    for path in texts:
+        for match in COMMAND.finditer(path.read_text(encoding="utf-8")):
+            assert match["sub"] in subcommands, (path.name, match.group(0))
+            found += 1
+    assert found >= 12
+
+
+def test_the_guides_example_message_is_what_the_check_prints(tmp_path: Path) -> None:
+    fence = re.compile(r"^(?P<indent> *)```text\n(?P<body>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
+    examples = {lang: fence.search(guide.read_text(encoding="utf-8")) for lang, guide in GUIDES.items()}
+    example = textwrap.dedent(examples["en"]["body"]).strip()
+    assert textwrap.dedent(examples["zh"]["body"]).strip() == example
+    (problem,) = _problems(tmp_path, CHINESE.replace("diagonal=1)  # 形状", "diagonal=2)  # 形状"))
+    assert re.sub(r"\.md:\d+", ".md:N", example) == re.sub(r"\.md:\d+", ".md:N", str(problem))
+
+
+def test_the_translation_pull_request_template() -> None:
+    text = TEMPLATE.read_text(encoding="utf-8")
+    assert len(re.findall(r"^- \[ \] ", text, re.MULTILINE)) >= 5
+    for must in ("translations check", "translations update", "make_notebooks.py", "python3 dev.py test",
+                 "glossary", "native speaker", "术语表"):  # fmt: skip
+        assert must in text, must
+    assert "?template=translation.md" in (ROOT / ".github" / "pull_request_template.md").read_text(encoding="utf-8")

@@ -117,3 +117,20 @@ def test_every_cpu_job_runs_the_readmes_test_command() -> None:
 def test_issue_templates_match_githubs_schema(schema: str, path: str) -> None:
     result = _run(BIN / "check-jsonschema", "--builtin-schema", schema, GITHUB / path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pull_requests_get_the_translation_notice() -> None:
+    """The step tests/test_translations.py exercises: it runs on pull requests only, after the build has
+    set up the environment, with the history it needs to compare with the base, and cannot fail the run
+    (the command always exits 0, which that test checks)."""
+    build = _load(GITHUB / "workflows" / "site.yml")["jobs"]["build"]
+    steps = build["steps"]
+    checkout = next(step for step in steps if step.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+    (notice,) = [step for step in steps if "--github-base" in step.get("run", "")]
+    assert notice["if"] == "github.event_name == 'pull_request'"
+    assert notice["run"] == 'python dev.py translations status --github-base "$BASE_SHA"'
+    assert notice["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
+    assert steps.index(notice) > next(
+        i for i, step in enumerate(steps) if step.get("run") == "python dev.py docs --build"
+    )
