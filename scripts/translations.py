@@ -509,7 +509,7 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     problems += check_untranslated(english, translation, locale, root)
     if page != "glossary.md":
         problems += check_glossary(translation, glossary(root, locale), root)
-    return problems
+    return sorted(problems, key=lambda problem: problem.line)
 
 
 def check_pages_exist(root: Path = ROOT) -> list[Problem]:
@@ -640,7 +640,7 @@ def run_checks(items: list[str], root: Path = ROOT) -> int:
     problems = check(root, items)
     if problems:
         print(*problems, sep="\n")
-        print(f"\n{len(problems)} problem(s). CONTRIBUTING.md explains each rule.")
+        print(f"\n{len(problems)} problem(s). CONTRIBUTING.md (CONTRIBUTING.zh-CN.md) explains each rule.")
         return 1
     print("All translation checks passed.")
     return 0
