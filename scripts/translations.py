@@ -165,8 +165,23 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _content(text: str) -> str:
+    """A page's text as the checks read it: LF line endings, front matter blanked out."""
+    return without_front_matter(text.replace("\r\n", "\n"))
+
+
 def _read(path: Path) -> str:
-    return without_front_matter(path.read_text(encoding="utf-8").replace("\r\n", "\n"))
+    return _content(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A translated page and its English page, each read once, with the paths messages show."""
+
+    english: str
+    translation: str
+    en_path: str
+    tr_path: str
 
 
 SHELL = {"bash", "console", "shell", "sh"}
@@ -213,9 +228,9 @@ def _show(item: object) -> str:
     return item[1] if isinstance(item, tuple) else str(item)
 
 
-def check_blocks(english: Path, translation: Path, root: Path) -> list[Problem]:
-    en, tr = blocks(_read(english)), blocks(_read(translation))
-    en_path, tr_path = _shown(english, root), _shown(translation, root)
+def check_blocks(pair: _Pair) -> list[Problem]:
+    en, tr = blocks(pair.english), blocks(pair.translation)
+    en_path, tr_path = pair.en_path, pair.tr_path
     same = "Code and outputs are never translated (only # comments may be): copy them from the English page."
     for number, (left, right) in enumerate(zip(en, tr, strict=False), start=1):
         if left.info != right.info:
@@ -240,15 +255,15 @@ def check_blocks(english: Path, translation: Path, root: Path) -> list[Problem]:
                     )
                 ]
         if len(left.items) != len(right.items):
-            longer, other = (left, "the English page has more") if len(left.items) > len(right.items) else (right, "")
+            english_longer = len(left.items) > len(right.items)
+            longer, longer_path = (left, en_path) if english_longer else (right, tr_path)
             line = longer.items[min(len(left.items), len(right.items))][1]
             return [
                 Problem(
                     tr_path,
                     right.line,
-                    f"this ```{right.info} block has {'less' if other else 'more'} in it than the English page's"
-                    f" ({en_path}:{left.line}); the first difference is at"
-                    f" {en_path if other else tr_path}:{line}",
+                    f"this ```{right.info} block has {'less' if english_longer else 'more'} in it than the English"
+                    f" page's ({en_path}:{left.line}); the first difference is at {longer_path}:{line}",
                     same,
                 )
             ]
@@ -280,9 +295,9 @@ def headings(text: str) -> list[tuple[str, str, int]]:
     return [(match["id"] or "", match.group(0), _line(prose, match.start())) for match in HEADING.finditer(prose)]
 
 
-def check_headings(english: Path, translation: Path, root: Path) -> list[Problem]:
-    en, tr = headings(_read(english)), headings(_read(translation))
-    en_path, tr_path = _shown(english, root), _shown(translation, root)
+def check_headings(pair: _Pair) -> list[Problem]:
+    en, tr = headings(pair.english), headings(pair.translation)
+    en_path, tr_path = pair.en_path, pair.tr_path
     fix = "Heading ids are never translated: end the heading with the English page's { #id }, in the same order."
     problems = []
     matcher = difflib.SequenceMatcher(a=[h[0] for h in en], b=[h[0] for h in tr], autojunk=False)
@@ -347,22 +362,23 @@ def _comparable(target: str) -> str:
     return TRANSLATED_FILE.sub(".md", target)
 
 
-def _same_section(line: int, english: Path, translation: Path) -> int:
+def _same_section(line: int, en_headings: list, tr_headings: list) -> int:
     """The line, in the translation, of the heading of the section that holds ``line`` of the English page."""
-    section = next((id_ for id_, _, at in reversed(headings(_read(english))) if at <= line and id_), None)
-    return next((at for id_, _, at in headings(_read(translation)) if id_ == section), 1)
+    section = next((id_ for id_, _, at in reversed(en_headings) if at <= line and id_), None)
+    return next((at for id_, _, at in tr_headings if id_ == section), 1)
 
 
-def check_links(english: Path, translation: Path, root: Path) -> list[Problem]:
-    en, tr = links(_read(english)), links(_read(translation))
-    en_path, tr_path = _shown(english, root), _shown(translation, root)
+def check_links(pair: _Pair) -> list[Problem]:
+    en, tr = links(pair.english), links(pair.translation)
+    en_path, tr_path = pair.en_path, pair.tr_path
+    en_headings, tr_headings = headings(pair.english), headings(pair.translation)
     missing = collections.Counter((kind, target) for kind, target, _ in en)
     missing.subtract((kind, target) for kind, target, _ in tr)
     problems = []
     for kind, target, line in en:
         if missing[kind, target] > 0:
             missing[kind, target] -= 1
-            where = _same_section(line, english, translation)
+            where = _same_section(line, en_headings, tr_headings)
             problems.append(
                 Problem(
                     tr_path,
@@ -417,17 +433,17 @@ def _sentences(text: str) -> list[tuple[str, int]]:
     return result
 
 
-def check_untranslated(english: Path, translation: Path, locale: str, root: Path) -> list[Problem]:
+def check_untranslated(pair: _Pair, locale: str) -> list[Problem]:
     """Prose left in English: a line identical to one of the English page, or (in a language written in
     CJK characters) six or more English words in a row. Quoted English (“…”) is left alone."""
-    en_lines = {line for line, _ in _sentences(_read(english)) if len(WORD.findall(line)) >= 2 and not CJK.search(line)}
-    tr_path = _shown(translation, root)
+    en_lines = {line for line, _ in _sentences(pair.english) if len(WORD.findall(line)) >= 2 and not CJK.search(line)}
+    tr_path = pair.tr_path
     fix = (
         "Translate it. English that must stay (a quoted example sentence, a title) goes in quotes “…”,"
         " and code in `backticks`."
     )
     problems = []
-    for line, number in _sentences(_read(translation)):
+    for line, number in _sentences(pair.translation):
         if line in en_lines:
             problems.append(Problem(tr_path, number, f"this line is the same as in the English page: {line!r}", fix))
         elif locale in CJK_LOCALES and (run := ENGLISH_RUN.search(QUOTED.sub("", line.replace("**", "")))):
@@ -456,11 +472,11 @@ def glossary(root: Path = ROOT, locale: str = "zh") -> list[tuple[str, str, list
     return rows
 
 
-def check_glossary(translation: Path, rows: list[tuple[str, str, list[str]]], root: Path) -> list[Problem]:
-    tr_path = _shown(translation, root)
-    glossary_page = f"docs/{translation.parent.name}/glossary.md"
+def check_glossary(text: str, tr_path: str, locale: str, rows: list[tuple[str, str, list[str]]]) -> list[Problem]:
+    """``text``, a page of ``locale`` shown as ``tr_path``, against the glossary ``rows`` of that language."""
+    glossary_page = f"docs/{locale}/glossary.md"
     problems = []
-    for number, line in enumerate(_prose(_read(translation)).splitlines(), start=1):
+    for number, line in enumerate(_prose(text).splitlines(), start=1):
         for english, term, avoid in rows:
             for word in avoid:
                 if word in line:
@@ -492,8 +508,10 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
                 " give this file the English page's name.",
             )
         ]
+    raw = translation.read_text(encoding="utf-8")
+    pair = _Pair(_read(english), _content(raw), _shown(english, root), tr_path)
     problems = []
-    if read_record(translation.read_text(encoding="utf-8")) is None:
+    if read_record(raw) is None:
         problems.append(
             Problem(
                 tr_path,
@@ -503,12 +521,12 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
                 f" `python3 dev.py translations update {locale}/{page}`.",
             )
         )
-    problems += check_headings(english, translation, root)
-    problems += check_blocks(english, translation, root)
-    problems += check_links(english, translation, root)
-    problems += check_untranslated(english, translation, locale, root)
+    problems += check_headings(pair)
+    problems += check_blocks(pair)
+    problems += check_links(pair)
+    problems += check_untranslated(pair, locale)
     if page != "glossary.md":
-        problems += check_glossary(translation, glossary(root, locale), root)
+        problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale))
     return sorted(problems, key=lambda problem: problem.line)
 
 
@@ -595,7 +613,7 @@ def print_diff(item: str, root: Path = ROOT) -> int:
     if recorded == source_hash(current):
         print(f"docs/{locale}/{page} is up to date: docs/{SOURCE}/{page} has not changed since it was translated.")
         return 0
-    old = git("cat-file", "blob", recorded or "none", root=root) if recorded else None
+    old = git("cat-file", "blob", recorded, root=root) if recorded else None
     if old is None or old.returncode != 0:
         print(
             f"The English text docs/{locale}/{page} was translated from ({recorded or 'no record'}) is not in this"
@@ -629,10 +647,10 @@ def update(items: list[str], root: Path = ROOT) -> int:
             print(f"Not recorded: fix the {len(problems)} problem(s) above in docs/{locale}/{page} first.")
             failed = True
             continue
-        english = (root / "docs" / SOURCE / page).read_text(encoding="utf-8")
+        hash_ = source_hash((root / "docs" / SOURCE / page).read_text(encoding="utf-8"))
         text = translation.read_text(encoding="utf-8")
-        translation.write_text(with_record(text, source_hash(english)), encoding="utf-8", newline="\n")
-        print(f"docs/{locale}/{page} now records docs/{SOURCE}/{page} at {source_hash(english)[:12]}: up to date.")
+        translation.write_text(with_record(text, hash_), encoding="utf-8", newline="\n")
+        print(f"docs/{locale}/{page} now records docs/{SOURCE}/{page} at {hash_[:12]}: up to date.")
     return 1 if failed else 0
 
 
