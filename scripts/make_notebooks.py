@@ -23,8 +23,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT / "tests"))
@@ -80,21 +78,9 @@ TEXT = {
 }
 
 
-def _config() -> dict:
-    # mkdocs.yml holds a !!python tag (the slugify function); this loader reads it as None.
-    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
-
-
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
 def settings() -> tuple[str, str]:
     """The published site's address and the repository's, both read from ``mkdocs.yml``."""
-    config = _config()
+    config = translations.config()
     site_url = config["site_url"].rstrip("/") + "/"
     repository = config["extra"]["repository"].rstrip("/")
     return site_url, repository

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+import translations
 from doc_examples import RUN, compare_output, fenced_blocks, shown_outputs
 from nbclient import NotebookClient
 from sybil import Document
@@ -44,7 +45,7 @@ def test_committed_notebooks_are_generated_from_the_current_pages() -> None:
 
 def test_the_repository_is_named_once() -> None:
     site_url, repository = make_notebooks.settings()
-    config = make_notebooks._config()
+    config = translations.config()
     assert config["edit_uri"].startswith(repository + "/"), "edit_uri and extra.repository name different repositories"
     assert site_url == config["site_url"]
 
@@ -154,7 +155,7 @@ def test_search_index_has_no_empty_or_duplicate_notebook_sections(site: Path) ->
 
 def test_only_notebooks_become_notebook_pages(site: Path) -> None:
     """mkdocs-jupyter's default include would turn every .py and .md under docs/ into a notebook page."""
-    config = make_notebooks._config()
+    config = translations.config()
     jupyter = next(
         plugin["mkdocs-jupyter"]
         for plugin in config["plugins"]
