@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import translations
 from doc_examples import RUN, fenced_blocks
 from sybil import Document
 
@@ -33,7 +34,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SOURCES = sorted(path.relative_to(DOCS / "en").as_posix() for path in (DOCS / "en").rglob("*.md"))
+SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
 LANGUAGES = ("en", "zh")
 
 

@@ -25,7 +25,7 @@ from doc_examples import (
 from sybil import Document
 
 LANGUAGES = ("en", "zh")
-PAGES = sorted(path.relative_to(DOCS / "en").as_posix() for path in (DOCS / "en").rglob("*.md"))
+PAGES = translations.pages()  # the English pages, as paths relative to docs/en
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+import translations
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted(path.relative_to(ROOT / "docs" / "en").as_posix() for path in (ROOT / "docs" / "en").rglob("*.md"))
+SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
 #: Built page of each source page: index.md -> index.html, masks.md -> masks/index.html.
 PAGES = {
     source: "index.html" if source == "index.md" else source.removesuffix(".md") + "/index.html" for source in SOURCES
