@@ -25,16 +25,16 @@ from mkdocs_jupyter.plugin import NotebookFile
 HEADING = re.compile(r'<h(?P<level>[1-6]) id="(?P<id>[^"]*)"(?P<rest>[^>]*>.*?</h(?P=level)>)', re.DOTALL)
 
 
-def _url(src_uri: str, language, default: str) -> str:
-    """The URL of the notebook ``src_uri`` (``zh/notebooks/x.ipynb``) in ``language``."""
+def _url(src_uri: str, locale: str, default: str) -> str:
+    """The URL of the notebook ``src_uri`` (``zh/notebooks/x.ipynb``) in the language ``locale``."""
     page = PurePosixPath(*PurePosixPath(src_uri).with_suffix("").parts[1:])
-    return f"{page}/" if language.locale == default else f"{language.locale}/{page}/"
+    return f"{page}/" if locale == default else f"{locale}/{page}/"
 
 
 @event_priority(-110)  # after mkdocs-static-i18n's -100
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     jupyter, i18n = config.plugins["mkdocs-jupyter"], config.plugins["i18n"]
-    default = next(language.locale for language in i18n.config.languages if language.default)
+    default = i18n.default_language
     # In place: i18n keeps using its own Files object for the rest of the build.
     for file in [file for file in files if jupyter.should_include(file) and not isinstance(file, NotebookFile)]:
         notebook = NotebookFile(file, **config)
@@ -44,14 +44,13 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         if i18n.current_language != PurePosixPath(file.src_uri).parts[0]:
             # i18n's English fallback for a notebook not translated yet leaves it at the English page's place,
             # where it would overwrite that page: move it under the language being built.
-            current = next(language for language in i18n.config.languages if language.locale == i18n.current_language)
-            notebook.url = _url(file.src_uri, current, default)
+            notebook.url = _url(file.src_uri, i18n.current_language, default)
             notebook.dest_path = notebook.url + "index.html"
             notebook.abs_dest_path = os.path.normpath(os.path.join(config.site_dir, notebook.dest_path))
         # i18n found no other-language versions of a file it did not take for a page, so the language
         # switcher would jump to the other language's home page; point it at the same notebook instead.
         notebook.alternates = {
-            language.locale: SimpleNamespace(locale=language.locale, url=_url(file.src_uri, language, default))
+            language.locale: SimpleNamespace(locale=language.locale, url=_url(file.src_uri, language.locale, default))
             for language in i18n.config.languages
         }
         files.remove(file)

@@ -88,7 +88,8 @@ def status_table(config: MkDocsConfig) -> str:
     lines += ["", "| " + " | ".join([text["page"], *(names[locale] for locale in locales)]) + " |"]
     lines.append("|---" * (len(locales) + 1) + "|")
     docs = Path(config.docs_dir)
-    for page, states in sorted(table.items(), key=lambda item: _nav_order(config.nav).get(item[0], 1_000)):
+    order = _nav_order(config.nav)
+    for page, states in sorted(table.items(), key=lambda item: order.get(item[0], len(order))):
         shown = docs / current / page if (docs / current / page).exists() else docs / default / page
         cells = [
             f'<span data-translation-state="{states[locale]}">{words[states[locale]]}</span>' for locale in locales
