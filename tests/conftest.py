@@ -1,10 +1,21 @@
-"""Shared fixtures: devices (CUDA cases marked ``gpu``), hypothesis profiles and small helpers."""
+"""Shared fixtures: devices (CUDA cases marked ``gpu``), hypothesis profiles, the built site, and the
+headless Chromium that the browser tests drive (``base_url``, ``browser``, ``page``).
+
+The browser tests need Chromium (Debian's ``chromium`` package, ``/usr/bin/chromium``, or ``$CHROMIUM``) and
+the ``playwright`` package. Without them they skip, unless ``REQUIRE_BROWSER=1`` (set by ``.ci/run``), which
+turns a missing browser into a failure so CI can never pass by skipping them.
+"""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import os
+import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -63,3 +74,64 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
     return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# The built site in a real browser (headless Chromium), for every test file that drives one.
+# ---------------------------------------------------------------------------------------------------
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _browser_missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed"
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def base_url(site: Path) -> Iterator[str]:
+    missing = _browser_missing()
+    if missing:
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(missing)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser(base_url: str):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    tab = context.new_page()
+    yield tab
+    context.close()
