@@ -90,6 +90,11 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: Where GitHub Pages serves the site (site_url's path); the local server serves it there too, so that the
+#: absolute links MkDocs writes (the home page's language switcher, the 404 page) work as they do there.
+SITE_PATH = "/attention-docs/"
+
+
 def _browser_missing() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
@@ -108,13 +113,20 @@ def base_url(site: Path) -> Iterator[str]:
             pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
         pytest.skip(missing)
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
+    class Pages(http.server.SimpleHTTPRequestHandler):
+        """The site under SITE_PATH, as GitHub Pages serves it; anything else is a 404."""
+
+        def translate_path(self, path: str) -> str:
+            if not path.startswith(SITE_PATH):
+                return str(site / "404.html.absent")
+            return super().translate_path("/" + path.removeprefix(SITE_PATH))
+
         def log_message(self, *args: object) -> None:
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Pages, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    yield f"http://127.0.0.1:{server.server_address[1]}{SITE_PATH}"
     server.shutdown()
     server.server_close()
 

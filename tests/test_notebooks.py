@@ -143,16 +143,6 @@ def test_notebook_headings_keep_the_chapters_ids(site: Path, lang: str, page: st
     assert ids == chapter
 
 
-def test_search_index_has_no_empty_or_duplicate_notebook_sections(site: Path) -> None:
-    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
-    locations = [doc["location"] for doc in index["docs"] if "notebooks/" in doc["location"]]
-    assert not [location for location in locations if location.endswith("#")]
-    assert len(locations) == len(set(locations))
-    assert {location.split("#")[0] for location in locations} >= {
-        f"{'' if lang == 'en' else lang + '/'}notebooks/{page}/" for lang, page in NOTEBOOKS
-    }
-
-
 def test_only_notebooks_become_notebook_pages(site: Path) -> None:
     """mkdocs-jupyter's default include would turn every .py and .md under docs/ into a notebook page."""
     config = translations.config()

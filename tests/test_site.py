@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -95,28 +94,6 @@ def test_language_switcher_keeps_the_reader_on_the_same_page(site: Path, page: s
             "en": os.path.normpath((site / page).parent),
             "zh": os.path.normpath((site / "zh" / page).parent),
         }, path
-
-
-def _lunr_tokens(text: str, separator: str) -> set[str]:
-    """The terms lunr indexes for ``text``: HTML removed, split on the site's separator, lower case."""
-    text = re.sub(r"<[^>]+>", " ", text)
-    return {token.lower() for token in re.split(separator, text) if token}
-
-
-def test_chinese_search_finds_a_word_from_the_middle_of_a_sentence(site: Path) -> None:
-    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
-    separator = index["config"]["separator"]
-    assert "\\u200b" in separator, "jieba joins Chinese words with U+200B; the separator must split on it"
-    # "混合" sits in the middle of a sentence on the Chinese home page.
-    sentence = "就是按这些权重把六个输入向量混合起来的结果"
-    assert sentence in (ROOT / "docs" / "zh" / "index.md").read_text(encoding="utf-8")
-    hits = [doc["location"] for doc in index["docs"] if "混合" in _lunr_tokens(doc["text"], separator)]
-    assert "zh/" in hits, hits
-    # Without segmentation the whole run of Chinese characters would be one token, and "混合" would match nothing.
-    unsegmented = [
-        doc["location"] for doc in index["docs"] if "混合" in _lunr_tokens(doc["text"].replace("\u200b", ""), separator)
-    ]
-    assert unsegmented == []
 
 
 def test_math_is_typeset_by_the_sites_own_katex(site: Path) -> None:

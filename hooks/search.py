@@ -1,0 +1,115 @@
+"""Search with Pagefind: one index per language, loaded only when a reader opens the search dialog.
+
+Material's own search downloads its whole index (both languages, about 1.5 MB) on every page view and
+drops the last character of every Chinese query. Pagefind (``pagefind[extended]`` on PyPI, which ships
+the indexer with Chinese segmentation) builds one index per ``<html lang>`` after the site is written,
+split into chunks the browser fetches only for the words a reader types.
+
+What is indexed: the chapter pages, the home page, the glossary and the API reference, in each language.
+Not indexed: the notebooks (each is generated from its chapter page, so it would only repeat the chapter
+under the same title), the translation status table and the 404 page; on every page, the header, the
+sidebars, the footer, heading anchors, translation banners and output blocks (long runs of numbers).
+
+Material's ``search`` plugin stays enabled only because its header template shows the search button
+when it is; ``overrides/partials/search.html`` replaces Material's search box with the Pagefind dialog
+(and has no ``<form name="search">``, so Material's scripts never fetch their own index), and the index
+Material writes is removed here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+from pathlib import Path
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from pagefind.index import IndexConfig, PagefindIndex
+
+#: Pages not indexed, as paths relative to the site (prefixes, in every language).
+NOT_INDEXED = ("notebooks/", "translation-status/", "404.html", "assets/")
+#: Pages that mention every topic in passing (the home page, the glossary, the API reference): their text
+#: counts for less, so that a word finds the chapter that teaches it first. Paths within a language.
+REFERENCE = {"index.html": 0.3, "glossary/index.html": 0.5, "api/index.html": 0.3}
+#: Parts of every page that are not its content.
+NOT_CONTENT = [
+    ".md-header",
+    ".md-tabs",
+    ".md-sidebar",
+    ".md-footer",
+    ".md-skip",
+    ".md-content__button",
+    ".headerlink",
+    ".translation-banner",
+    ".language-output",
+]
+
+
+def indexed_pages(site: Path, languages: list[str]) -> list[Path]:
+    """The built pages that search finds, in every language (``languages``: the locale prefixes)."""
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        relative = path.relative_to(site).as_posix()
+        parts = relative.split("/", 1)
+        if parts[0] in languages and len(parts) == 2:
+            relative = parts[1]
+        if not relative.startswith(NOT_INDEXED) and relative not in NOT_INDEXED:
+            pages.append(path)
+    return pages
+
+
+#: A Chinese character (CJK Unified Ideographs and Extension A), and a tag or a run of text between tags.
+HAN = "\u3400-\u4dbf\u4e00-\u9fff"
+BETWEEN_HAN = re.compile(f"(?<=[{HAN}])(?=[{HAN}])")
+TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)")
+#: The dot of a qualified name (F.scaled_dot_product_attention, nn.Linear): Pagefind would index the two
+#: names as one word ("fscaled_dot_product_attention"), so a reader typing the function's name found only
+#: the pages that write it without its module. search.js splits a query the same way.
+QUALIFIED = re.compile(r"(?<=\w)\.(?=[A-Za-z_])")
+
+
+def indexed_text(html: str, weight: float = 1.0) -> str:
+    """The copy of a page that Pagefind indexes: every Chinese character a word of its own.
+
+    Chinese has no spaces between words, and Pagefind 1.5 cuts it into words with one segmenter when
+    indexing and with the browser's (Intl.Segmenter) when searching; the two disagree on the words this
+    site teaches (the browser cuts 转置 and 掩码 into single characters), so a query often matched nothing
+    or the wrong page. Here the index holds single characters; ``search.js`` looks a Chinese query up by
+    its characters and keeps the pages where they stand together as typed, and shows the text without
+    the spaces. The page itself is served unchanged. ``weight`` scales the page's text (``REFERENCE``).
+    """
+    html = TAG_OR_TEXT.sub(lambda m: m[1] or QUALIFIED.sub(" ", BETWEEN_HAN.sub(" ", m[2])), html)
+    if weight != 1.0:
+        # Pagefind's own ranking (English) reads the weight; search.js's (Chinese) reads the meta field.
+        weighted = f'<article data-pagefind-weight="{weight}" data-pagefind-meta="weight:{weight}" class='
+        html = html.replace('<article class="md-content__inner', weighted + '"md-content__inner', 1)
+    return html
+
+
+async def _index(site: Path, pages: list[Path], languages: list[str]) -> None:
+    # Pagefind writes the index into the site when the context closes (output_path).
+    config = IndexConfig(exclude_selectors=NOT_CONTENT, output_path=str(site / "pagefind"))
+    async with PagefindIndex(config=config) as index:
+        for path in pages:
+            relative = path.relative_to(site).as_posix()
+            language, _, within = relative.partition("/")
+            weight = REFERENCE.get(within if language in languages else relative, 1.0)
+            url = "/" + relative.removesuffix("index.html")
+            html = indexed_text(path.read_text(encoding="utf-8"), weight)
+            result = await index.add_html_file(content=html, url=url)
+            if not result["page_word_count"]:
+                raise PluginError(f"search: Pagefind found no words on {url}")
+
+
+@event_priority(-100)  # after every plugin has written its files
+def on_post_build(config: MkDocsConfig) -> None:
+    site = Path(config.site_dir)
+    # Material's lunr index: nothing loads it (see the module docstring).
+    shutil.rmtree(site / "search", ignore_errors=True)
+    languages = [language.locale for language in config.plugins["i18n"].config.languages]
+    pages = indexed_pages(site, languages)
+    if not pages:
+        raise PluginError(f"search: no page to index under {site}")
+    asyncio.run(_index(site, pages, languages))

@@ -1,0 +1,61 @@
+"""The language switcher keeps the reader's place: the same page, the same section, one request, no error."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+#: (page, the section the reader scrolled to, the same page in the other language).
+CASES = [
+    ("multi-head/", "split-heads", "zh/multi-head/"),
+    ("zh/multi-head/", "split-heads", "multi-head/"),
+    ("masks/", "causal-mask", "zh/masks/"),
+    ("zh/notebooks/masks/", "causal-mask", "notebooks/masks/"),
+    ("notebooks/multi-head/", "split-heads", "zh/notebooks/multi-head/"),
+    ("zh/glossary/", None, "glossary/"),
+    ("", None, "zh/"),
+    ("zh/", None, ""),
+]
+
+
+def _switch(page, base_url: str, start: str, section: str | None) -> list:
+    page.goto(base_url + start, wait_until="networkidle")
+    if section:
+        # Scrolled there, as a reader does: the address bar does not show the section.
+        page.locator(f"#{section}").evaluate("heading => heading.scrollIntoView()")
+        page.mouse.wheel(0, 200)  # and read on a little
+        page.wait_for_timeout(100)
+    documents = []
+    page.on("response", lambda response: response.request.resource_type == "document" and documents.append(response))
+    page.locator(".md-select > button").hover()  # the language menu opens on hover (and on focus)
+    other = page.locator("a.md-select__link:not([hreflang='{}'])".format("zh" if start.startswith("zh/") else "en"))
+    with page.expect_navigation():
+        other.click()
+    page.wait_for_load_state("networkidle")
+    return documents
+
+
+@pytest.mark.parametrize(("start", "section", "target"), CASES, ids=[c[0] or "home" for c in CASES])
+def test_switching_language_keeps_the_page_and_the_section(page, base_url: str, start, section, target) -> None:
+    documents = _switch(page, base_url, start, section)
+    url = urlsplit(page.url)
+    assert url.path == urlsplit(base_url).path + target, page.url
+    assert url.fragment == (section or ""), page.url
+    # One request for the new page: no redirect on the way.
+    assert [(response.status, urlsplit(response.url).path) for response in documents] == [(200, url.path)]
+    if section:
+        top = page.locator(f"#{section}").evaluate("heading => heading.getBoundingClientRect().top")
+        assert 0 <= top < 120, f"#{section} is {top}px from the top"
+
+
+@pytest.mark.parametrize("url", ["", "multi-head/", "zh/masks/", "notebooks/masks/", "zh/notebooks/buffers/"])
+def test_no_console_error_and_no_sitemap_lookup(page, base_url: str, url: str) -> None:
+    messages, requests = [], []
+    page.on("console", lambda message: message.type == "error" and messages.append(message.text))
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(base_url + url, wait_until="networkidle")
+    assert messages == [], messages
+    assert not [request for request in requests if request.endswith("sitemap.xml")], requests
+    # The hreflang links are still in the page for search engines.
+    assert page.locator("link[hreflang]").count() == 2

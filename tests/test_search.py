@@ -1,0 +1,155 @@
+"""Search, as a reader uses it: open the dialog, type a word a chapter teaches, and that chapter comes first
+or second, in the reader's own language, with its notebook never ahead of it.
+
+The queries are typed with key events (English) or inserted whole as an input method commits a word
+(Chinese), in the real browser; the index is the one ``hooks/search.py`` builds into the site.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+#: (the page the reader is on, the query, the page that teaches it). Each chapter's own words.
+ENGLISH = [
+    ("", "attention scores", "attention-scores/"),
+    ("", "dot product", "attention-scores/"),
+    ("", "softmax", "attention-weights/"),
+    ("", "attention weights", "attention-weights/"),
+    ("", "context vector", "context-vectors/"),
+    ("", "scaled dot product", "scoring-functions/"),
+    ("", "additive attention", "scoring-functions/"),
+    ("", "W_query", "trainable-weights/"),
+    ("", "causal mask", "masks/"),
+    ("", "masked_fill", "masks/"),
+    ("", "dropout", "dropout/"),
+    ("", "register_buffer", "buffers/"),
+    ("", "state_dict", "buffers/"),
+    ("", "transpose", "multi-head/"),
+    ("", "contiguous", "multi-head/"),
+    ("", "head_dim", "multi-head/"),
+    ("", "cross-attention", "cross-attention/"),
+    ("", "scaled_dot_product_attention", "pytorch-equivalence/"),
+    ("masks/", "is_causal", "pytorch-equivalence/"),
+    ("", "F.scaled_dot_product_attention", "pytorch-equivalence/"),
+    ("", "pitfalls", "pitfalls/"),
+]
+CHINESE = [
+    ("zh/", "注意力分数", "zh/attention-scores/"),
+    ("zh/", "点积", "zh/attention-scores/"),
+    ("zh/", "注意力权重", "zh/attention-weights/"),
+    ("zh/", "归一化", "zh/attention-weights/"),
+    ("zh/", "上下文向量", "zh/context-vectors/"),
+    ("zh/", "评分函数", "zh/scoring-functions/"),
+    ("zh/", "加性注意力", "zh/scoring-functions/"),
+    ("zh/", "可训练的权重", "zh/trainable-weights/"),
+    ("zh/", "掩码", "zh/masks/"),
+    ("zh/", "因果掩码", "zh/masks/"),
+    ("zh/", "缓冲区", "zh/buffers/"),
+    ("zh/", "多头注意力", "zh/multi-head/"),
+    ("zh/", "拆分多头", "zh/multi-head/"),
+    ("zh/", "交叉注意力", "zh/cross-attention/"),
+    ("zh/", "常见错误", "zh/pitfalls/"),
+    ("zh/", "术语表", "zh/glossary/"),
+    ("zh/", "填充", "zh/masks/"),
+]
+
+
+def _within(base_url: str, url: str) -> str:
+    """``url``'s path within the site: ``zh/masks/``."""
+    return urlsplit(url).path.removeprefix(urlsplit(base_url).path)
+
+
+def _search(page, base_url: str, start: str, query: str, *, typed: bool) -> list[str]:
+    page.goto(base_url + start, wait_until="networkidle")
+    page.locator(".site-search__open").click()
+    search = page.locator("dialog.site-search__dialog input")
+    search.wait_for(state="visible")
+    if typed:
+        page.keyboard.type(query, delay=20)
+    else:
+        page.keyboard.insert_text(query)  # what an input method does when the reader picks a word
+    status = page.locator(".site-search__status")
+    status.filter(has_text=query).wait_for(timeout=10_000)
+    links = page.locator(".site-search__result > a")
+    return [_within(base_url, href) for href in links.evaluate_all("links => links.map(link => link.href)")]
+
+
+@pytest.mark.parametrize(("start", "query", "expected"), ENGLISH, ids=[q for _, q, _ in ENGLISH])
+def test_english_search_puts_the_chapter_first_or_second(page, base_url: str, start: str, query: str, expected: str):
+    found = _search(page, base_url, start, query, typed=True)
+    assert expected in found[:2], f"{query!r}: {found}"
+    assert not [path for path in found if path.startswith("zh/")], f"{query!r}: Chinese pages in {found}"
+
+
+@pytest.mark.parametrize(("start", "query", "expected"), CHINESE, ids=[q for _, q, _ in CHINESE])
+def test_chinese_search_puts_the_chapter_first_or_second(page, base_url: str, start: str, query: str, expected: str):
+    found = _search(page, base_url, start, query, typed=False)
+    assert expected in found[:2], f"{query!r}: {found}"
+    assert all(path.startswith("zh/") for path in found), f"{query!r}: pages of another language in {found}"
+    # The whole query, not all but its last character: every result shows it as typed.
+    excerpts = page.locator(".site-search__result > a .site-search__excerpt").all_inner_texts()
+    assert all(query in text for text in excerpts), excerpts
+
+
+def test_search_downloads_nothing_until_the_reader_opens_it(page, base_url: str) -> None:
+    requests = []
+    page.on("request", lambda request: requests.append(_within(base_url, request.url)))
+    page.goto(base_url + "multi-head/", wait_until="networkidle")
+    assert not [path for path in requests if path.startswith(("pagefind/", "search/"))], requests
+    page.locator(".site-search__open").click()
+    page.keyboard.type("transpose")
+    page.locator(".site-search__result").first.wait_for()
+    fetched = [path for path in requests if path.startswith("pagefind/")]
+    assert "pagefind/pagefind.js" in fetched
+    assert any(path.startswith("pagefind/index/") for path in fetched), fetched
+    # The English page loaded only the English index.
+    assert not [path for path in fetched if "zh" in path.rsplit("/", 1)[-1]], fetched
+
+
+def test_a_result_opens_the_section_and_marks_the_word(page, base_url: str) -> None:
+    page.goto(base_url + "zh/", wait_until="networkidle")
+    page.locator(".site-search__open").click()
+    page.keyboard.insert_text("掩码")
+    section = page.locator(".site-search__sections a").first
+    section.wait_for()
+    section.click()
+    page.wait_for_load_state("networkidle")
+    assert _within(base_url, page.url) == "zh/masks/", page.url
+    assert urlsplit(page.url).fragment, f"{page.url} opens no section"
+    page.locator("mark").first.wait_for()
+    assert "掩码" in page.locator("mark").all_inner_texts()
+
+
+def test_a_word_from_the_middle_of_a_sentence_is_found(page, base_url: str) -> None:
+    # "……把六个输入向量混合起来的结果。" on the Chinese home page: no word boundary around 混合.
+    assert "zh/" in _search(page, base_url, "zh/masks/", "混合", typed=False)
+
+
+def test_search_works_without_another_host_and_keyboard_only(page, base_url: str) -> None:
+    requests = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(base_url + "zh/multi-head/", wait_until="networkidle")
+    page.locator("body").focus()  # where a reader's keys go when nothing else has the focus
+    page.keyboard.press("/")
+    page.keyboard.insert_text("缓冲区")
+    page.locator(".site-search__result").first.wait_for()
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.closest('.site-search__result') !== null")
+    page.keyboard.press("Escape")
+    assert not page.locator("dialog.site-search__dialog").evaluate("dialog => dialog.open")
+    host = urlsplit(base_url).netloc
+    assert [url for url in requests if urlsplit(url).netloc not in {host, ""}] == []
+
+
+def test_notebooks_are_not_indexed(site: Path) -> None:
+    """A notebook is its chapter page cut into cells: in the results it would only repeat the chapter."""
+    import json
+
+    entry = json.loads((site / "pagefind" / "pagefind-entry.json").read_text(encoding="utf-8"))
+    assert set(entry["languages"]) == {"en", "zh"}
+    # Every page of a language but the translation status table (and the notebooks): 16 each.
+    pages = {language: info["page_count"] for language, info in entry["languages"].items()}
+    assert pages == {"en": 16, "zh": 16}, pages
