@@ -40,6 +40,8 @@ NOT_CONTENT = [
     ".md-sidebar",
     ".md-footer",
     ".md-skip",
+    ".md-top",
+    ".katex-mathml",  # the formula's MathML repeats it, with its TeX source
     ".md-content__button",
     ".headerlink",
     ".translation-banner",

@@ -90,7 +90,7 @@ def test_chinese_search_puts_the_chapter_first_or_second(page, base_url: str, st
     assert expected in found[:2], f"{query!r}: {found}"
     assert all(path.startswith("zh/") for path in found), f"{query!r}: pages of another language in {found}"
     # The whole query, not all but its last character: every result shows it as typed.
-    excerpts = page.locator(".site-search__result > a .site-search__excerpt").all_inner_texts()
+    excerpts = page.locator(".site-search__results .site-search__excerpt").all_inner_texts()
     assert all(query in text for text in excerpts), excerpts
 
 

@@ -31,18 +31,29 @@
     return engine;
   }
 
-  // Where each phrase (its characters joined by spaces, as indexed) occurs in a page's text, as word
-  // positions, and the heading each position falls under.
+  // Where each phrase (its characters joined by spaces, as indexed) occurs in a page's text.
   function occurrences(page, phrases) {
     const found = [];
     for (const phrase of phrases) {
-      let at = page.content.indexOf(phrase);
-      while (at !== -1) {
-        found.push({ phrase, word: page.content.slice(0, at).split(/\s+/).length - 1 });
-        at = page.content.indexOf(phrase, at + phrase.length);
+      for (let at = page.content.indexOf(phrase); at !== -1; at = page.content.indexOf(phrase, at + phrase.length)) {
+        found.push({ phrase, at });
       }
     }
-    return found;
+    return found.sort((a, b) => a.at - b.at);
+  }
+
+  // The page's headings, each with where its text starts in the page's text (they come in order).
+  function headingsOf(page) {
+    const headings = [];
+    let from = 0;
+    for (const anchor of page.anchors) {
+      if (!/^h[1-6]$/.test(anchor.element) || !anchor.id || !anchor.text) continue;
+      const at = page.content.indexOf(anchor.text, from);
+      if (at === -1) continue;
+      headings.push({ ...anchor, at });
+      from = at + anchor.text.length;
+    }
+    return headings;
   }
 
   function chineseRanking(pages, phrases) {
@@ -50,7 +61,7 @@
     for (const page of pages) {
       const found = occurrences(page, phrases);
       if (!phrases.every((phrase) => found.some((hit) => hit.phrase === phrase))) continue;
-      const headings = page.anchors.filter((anchor) => /^h[1-6]$/.test(anchor.element) && anchor.id);
+      const headings = headingsOf(page);
       const inTitle = phrases.some((phrase) => page.meta.title.includes(phrase));
       const inHeadings = headings.filter((h) => phrases.some((phrase) => h.text.includes(phrase))).length;
       const bonus = (inTitle ? 3 : 0) + Math.min(inHeadings, 3);
@@ -64,25 +75,26 @@
     return kept.sort((a, b) => b.score - a.score);
   }
 
-  // An excerpt of a page's text around a word position, with the phrases marked.
-  function excerpt(content, word, phrases) {
-    const words = content.split(/\s+/);
-    const text = escape(words.slice(Math.max(0, word - 10), word + 30).join(" "));
+  // An excerpt of a page's text around a place in it, whole words only, with the phrases marked.
+  function excerpt(content, at, phrases) {
+    const start = Math.max(0, content.lastIndexOf(" ", Math.max(0, at - 40)) + 1);
+    const end = content.indexOf(" ", Math.min(content.length, at + 160));
+    const text = escape(content.slice(start, end === -1 ? undefined : end));
     const marked = phrases.reduce((html, phrase) => html.split(escape(phrase)).join(`<mark>${escape(phrase)}</mark>`), text);
-    return unspaced(marked);
+    return unspaced(`${start > 0 ? "… " : ""}${marked}${end === -1 ? "" : " …"}`);
   }
 
   function chineseResult({ page, found, headings }, phrases) {
     const sections = [];
     for (const hit of found) {
-      const heading = headings.filter((h) => h.location <= hit.word).at(-1);
+      const heading = headings.filter((h) => h.at <= hit.at).at(-1);
       if (!heading || heading.element === "h1" || sections.some((s) => s.id === heading.id)) continue;
-      sections.push({ id: heading.id, title: unspaced(heading.text), excerpt: excerpt(page.content, hit.word, phrases) });
+      sections.push({ id: heading.id, title: unspaced(heading.text), excerpt: excerpt(page.content, hit.at, phrases) });
     }
     return {
       url: page.url,
       title: unspaced(page.meta.title),
-      excerpt: excerpt(page.content, found[0].word, phrases),
+      excerpt: excerpt(page.content, found[0].at, phrases),
       sections: sections.slice(0, 3).map((s) => ({ ...s, url: `${page.url}#${s.id}` })),
     };
   }
