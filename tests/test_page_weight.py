@@ -1,0 +1,61 @@
+"""Light pages: what a first visit downloads, compressed as a server sends it, stays within a budget.
+
+Every response the browser receives while the page loads (HTML, CSS, scripts, fonts, images) counts: text
+gzipped at level 6, as GitHub Pages and most servers send it; fonts and images as they are, since they are
+compressed already. The cache is empty (each test has a fresh browser context).
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import pytest
+
+#: Budgets in KB, by kind of page (the issue's: a chapter 300 KB, a notebook 400 KB).
+BUDGET = {"page": 300, "notebook": 400}
+#: The home page, the glossary, the longest chapters and the one with the most formulas, and their notebooks.
+PAGES = [
+    prefix + page
+    for prefix in ("", "zh/")
+    for page in (
+        "",
+        "glossary/",
+        "pitfalls/",
+        "multi-head/",
+        "scoring-functions/",
+        "notebooks/multi-head/",
+        "notebooks/scoring-functions/",
+    )
+]
+ALREADY_COMPRESSED = (".woff2", ".woff", ".png", ".jpg", ".gif", ".webp", ".pagefind", ".pf_meta", ".pf_index")
+
+
+def transferred(response) -> int:
+    body = response.body()
+    if response.url.split("?")[0].endswith(ALREADY_COMPRESSED):
+        return len(body)
+    return len(gzip.compress(body, compresslevel=6))
+
+
+@pytest.mark.parametrize("url", PAGES)
+def test_first_visit_stays_within_the_budget(page, base_url: str, url: str) -> None:
+    responses = []
+    page.on("response", lambda response: responses.append(response))
+    page.goto(base_url + url, wait_until="networkidle")
+    sizes = {response.url.removeprefix(base_url): transferred(response) for response in responses}
+    total = sum(sizes.values()) / 1024
+    budget = BUDGET["notebook" if "notebooks/" in url else "page"]
+    heaviest = sorted(sizes.items(), key=lambda item: -item[1])[:5]
+    assert total <= budget, f"{url or 'home'}: {total:.0f} KB > {budget} KB; heaviest: {heaviest}"
+
+
+def test_the_weight_check_can_fail() -> None:
+    class Response:
+        url = "x/index.html"
+
+        @staticmethod
+        def body() -> bytes:
+            return random.Random(0).randbytes(400 * 1024)  # does not compress
+
+    assert transferred(Response()) > 300 * 1024
