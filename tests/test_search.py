@@ -1,7 +1,7 @@
 """Search, as a reader uses it: open the dialog, type a word a chapter teaches, and that chapter comes first
 or second, in the reader's own language, with its notebook never ahead of it.
 
-The queries are typed with key events (English) or inserted whole as an input method commits a word
+The queries are typed with key events (English) or through an input method's composition events
 (Chinese), in the real browser; the index is the one ``hooks/search.py`` builds into the site.
 """
 
@@ -62,6 +62,17 @@ def _within(base_url: str, url: str) -> str:
     return urlsplit(url).path.removeprefix(urlsplit(base_url).path)
 
 
+def _type_with_an_input_method(page, query: str) -> None:
+    """What a Chinese input method does: the reader types pinyin, which the field shows while it is being
+    composed, then picks the word, which replaces it."""
+    cdp = page.context.new_cdp_session(page)
+    pinyin = "zhuru"
+    for end in range(1, len(pinyin) + 1):
+        cdp.send("Input.imeSetComposition", {"text": pinyin[:end], "selectionStart": end, "selectionEnd": end})
+    cdp.send("Input.insertText", {"text": query})
+    cdp.detach()
+
+
 def _search(page, base_url: str, start: str, query: str, *, typed: bool) -> list[str]:
     page.goto(base_url + start, wait_until="networkidle")
     page.locator(".site-search__open").click()
@@ -70,7 +81,7 @@ def _search(page, base_url: str, start: str, query: str, *, typed: bool) -> list
     if typed:
         page.keyboard.type(query, delay=20)
     else:
-        page.keyboard.insert_text(query)  # what an input method does when the reader picks a word
+        _type_with_an_input_method(page, query)
     status = page.locator(".site-search__status")
     status.filter(has_text=query).wait_for(timeout=10_000)
     links = page.locator(".site-search__result > a")
@@ -112,7 +123,7 @@ def test_search_downloads_nothing_until_the_reader_opens_it(page, base_url: str)
 def test_a_result_opens_the_section_and_marks_the_word(page, base_url: str) -> None:
     page.goto(base_url + "zh/", wait_until="networkidle")
     page.locator(".site-search__open").click()
-    page.keyboard.insert_text("掩码")
+    _type_with_an_input_method(page, "掩码")
     section = page.locator(".site-search__sections a").first
     section.wait_for()
     section.click()
@@ -134,7 +145,7 @@ def test_search_works_without_another_host_and_keyboard_only(page, base_url: str
     page.goto(base_url + "zh/multi-head/", wait_until="networkidle")
     page.locator("body").focus()  # where a reader's keys go when nothing else has the focus
     page.keyboard.press("/")
-    page.keyboard.insert_text("缓冲区")
+    _type_with_an_input_method(page, "缓冲区")
     page.locator(".site-search__result").first.wait_for()
     page.keyboard.press("ArrowDown")
     assert page.evaluate("document.activeElement.closest('.site-search__result') !== null")
