@@ -130,3 +130,124 @@ def test_the_check_sees_long_lines_in_pages_outputs_and_included_library_code(tm
     assert "how to fix" in problems[0]
     assert columns(fits) == MAX_COLUMNS
     assert columns(wide) > MAX_COLUMNS >= len(wide)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The built site in a real browser (fixtures in conftest.py).
+# ---------------------------------------------------------------------------------------------------
+#: The nav sections that hold the chapters: the pages that teach with code.
+CHAPTER_SECTIONS = ("Foundations", "Self-attention", "Multi-head attention")
+MAX_SCROLLING = 0.05  # at most 5% of the chapters' code blocks may scroll sideways at 1280 px
+
+
+def chapters() -> list[str]:
+    sections = {title: entries for item in translations.config()["nav"] for title, entries in item.items()}
+    missing = [title for title in CHAPTER_SECTIONS if not isinstance(sections.get(title), list)]
+    assert not missing, f"mkdocs.yml's nav has no section {missing}: update CHAPTER_SECTIONS"
+    return [page for title in CHAPTER_SECTIONS for entry in sections[title] for page in entry.values()]
+
+
+def _url(lang: str, source: str) -> str:
+    return ("" if lang == "en" else f"{lang}/") + source.removesuffix(".md") + "/"
+
+
+def _fences(source: Path) -> int:
+    document = Document(source.read_text(encoding="utf-8"), str(source))
+    return sum(block.lexemes["info"] in (RUN, OUTPUT) for block in fenced_blocks(document))
+
+
+#: Every python and output block of the page's content: whether it scrolls sideways, and its widest line.
+MEASURE = """() => [...document.querySelectorAll(
+    '.md-content div.language-python pre > code, .md-content div.language-output pre > code')]
+  .map((code, index) => ({
+    index,
+    kind: code.closest('div.language-output') ? 'output' : 'python',
+    scrolls: code.scrollWidth > code.clientWidth,
+    widest: code.textContent.split('\\n').reduce((a, b) => (b.length > a.length ? b : a), ''),
+  }))"""
+
+
+def measure(page) -> list[dict]:
+    return page.evaluate(MEASURE)
+
+
+def test_almost_no_code_block_scrolls_sideways_at_1280px(page, base_url: str) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    blocks, scrolling = 0, []
+    for lang in LANGUAGES:
+        for source in chapters():
+            url = _url(lang, source)
+            page.goto(base_url + url, wait_until="networkidle")
+            shown = measure(page)
+            # Every python and output block of the Markdown is measured, no more and no fewer.
+            assert len(shown) == _fences(DOCS / lang / source), f"{url}: {len(shown)} code blocks on the page"
+            blocks += len(shown)
+            scrolling += [f"{url} {b['kind']} block {b['index'] + 1}: {b['widest']!r}" for b in shown if b["scrolls"]]
+    assert blocks > 0
+    assert len(scrolling) <= MAX_SCROLLING * blocks, (
+        f"{len(scrolling)} of {blocks} code blocks ({len(scrolling) / blocks:.1%}) scroll sideways at 1280 px,"
+        f" over the {MAX_SCROLLING:.0%} allowed:\n" + "\n".join(scrolling)
+    )
+
+
+#: How wide the page is, and each code block that scrolls: can it, and does it stay inside the screen?
+PHONE = """() => ({
+  page: document.documentElement.scrollWidth,
+  screen: window.innerWidth,
+  wide: [...document.querySelectorAll('.md-content pre > code')]
+    .filter(code => code.scrollWidth > code.clientWidth)
+    .map(code => {
+      const before = window.scrollX;
+      code.scrollLeft = code.scrollWidth;
+      const scrolled = code.scrollLeft > 0 && window.scrollX === before;
+      code.scrollLeft = 0;
+      return {
+        scrolled,
+        overflow: getComputedStyle(code).overflowX,
+        right: code.getBoundingClientRect().right,
+        text: code.textContent.slice(0, 60),
+      };
+    }),
+})"""
+
+
+def phone_problems(page) -> list[str]:
+    result = page.evaluate(PHONE)
+    problems = []
+    if result["page"] > result["screen"]:
+        problems.append(f"the page is {result['page']} px wide on a {result['screen']} px screen")
+    for block in result["wide"]:
+        if not block["scrolled"] or block["overflow"] not in ("auto", "scroll"):
+            problems.append(f"a long line does not scroll inside its block: {block['text']!r}")
+        if block["right"] > result["screen"] + 0.5:
+            problems.append(f"a code block ends at {block['right']:.0f} px, off the screen: {block['text']!r}")
+    return problems
+
+
+@pytest.mark.parametrize("url", [_url(lang, source) for lang in LANGUAGES for source in chapters()])
+def test_on_a_phone_long_lines_scroll_inside_their_block_never_the_page(page, base_url: str, url: str) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + url, wait_until="networkidle")
+    assert phone_problems(page) == []
+
+
+def test_the_browser_checks_see_a_block_that_scrolls_and_a_page_that_does(page, base_url: str) -> None:
+    """The measurements above can fail: a planted long line scrolls at 1280 px, a planted wide element
+    makes the page itself scroll on a phone."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(base_url + "multi-head/", wait_until="networkidle")
+    assert not any(block["scrolls"] for block in measure(page))
+    page.evaluate("document.querySelector('.md-content div.language-python code').append('#'.repeat(90))")
+    assert [block["index"] for block in measure(page) if block["scrolls"]] == [0]
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + "zh/multi-head/", wait_until="networkidle")
+    assert phone_problems(page) == []
+    page.evaluate(
+        "document.querySelector('.md-content pre').style.overflow = 'visible';"
+        "document.querySelector('.md-content pre > code').style.overflow = 'visible';"
+        "document.querySelector('.md-content pre > code').append('#'.repeat(200))"
+    )
+    problems = phone_problems(page)
+    assert any("the page is" in problem for problem in problems), problems
+    assert any("does not scroll inside its block" in problem for problem in problems), problems
