@@ -18,9 +18,20 @@ from .data import (
 from .dot_product import DotProductAttention
 from .general_multihead import GeneralMultiHeadAttention
 from .heads import merge_heads, split_heads, transpose_output, transpose_qkv
-from .masks import causal_mask, masked_fill_value, masked_softmax, padding_mask, to_sdpa_mask
+from .masks import (
+    causal_mask,
+    masked_fill_value,
+    masked_softmax,
+    padding_mask,
+    to_sdpa_mask,
+)
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
-from .scoring import additive_scores, dot_product_scores, general_scores, scaled_dot_product_scores
+from .scoring import (
+    additive_scores,
+    dot_product_scores,
+    general_scores,
+    scaled_dot_product_scores,
+)
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 from .weight_free import (
     attn_scores_all,

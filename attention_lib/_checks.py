@@ -18,8 +18,14 @@ def check_positive_int(name: str, value: object) -> int:
 
 
 def check_dropout(dropout: object) -> float:
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+    if (
+        isinstance(dropout, bool)
+        or not isinstance(dropout, (int, float))
+        or not 0.0 <= dropout < 1.0
+    ):
+        raise ValueError(
+            f"dropout must be a probability in [0, 1), got {dropout!r}"
+        )
     return float(dropout)
 
 
@@ -46,7 +52,9 @@ def check_tensor(
     the leading batch dimension may be missing. ``last_dim`` is the required size of the last one.
     """
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.Tensor, got {type(x).__name__}"
+        )
     if not x.is_floating_point():
         raise TypeError(
             f"{name} must be a floating-point tensor (e.g. torch.float32), got dtype {x.dtype}; "
@@ -75,33 +83,55 @@ def check_num_tokens(num_tokens: int, context_length: int) -> None:
         )
 
 
-def check_valid_lens(valid_lens: object, batch_size: int, num_queries: int, num_keys: int) -> torch.Tensor:
+def check_valid_lens(
+    valid_lens: object, batch_size: int, num_queries: int, num_keys: int
+) -> torch.Tensor:
     """Check ``valid_lens`` of shape ``(batch,)`` or ``(batch, num_queries)`` with values in [0, num_keys]."""
     if not isinstance(valid_lens, torch.Tensor):
-        raise TypeError(f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}")
+        raise TypeError(
+            f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}"
+        )
     if valid_lens.shape not in ((batch_size,), (batch_size, num_queries)):
         raise ValueError(
             f"valid_lens must have shape (batch,) = ({batch_size},) or (batch, num_queries) = "
             f"({batch_size}, {num_queries}), got {tuple(valid_lens.shape)}"
         )
     if valid_lens.dtype == torch.bool or valid_lens.is_complex():
-        raise TypeError(f"valid_lens must hold integer lengths, got dtype {valid_lens.dtype}")
-    if valid_lens.is_floating_point() and not torch.equal(valid_lens, valid_lens.round()):
-        raise ValueError(f"valid_lens must hold whole numbers, got {valid_lens.tolist()}")
-    if valid_lens.numel() and (valid_lens.min() < 0 or valid_lens.max() > num_keys):
-        raise ValueError(f"valid_lens must lie in [0, {num_keys}] (the number of keys), got {valid_lens.tolist()}")
+        raise TypeError(
+            f"valid_lens must hold integer lengths, got dtype {valid_lens.dtype}"
+        )
+    if valid_lens.is_floating_point() and not torch.equal(
+        valid_lens, valid_lens.round()
+    ):
+        raise ValueError(
+            f"valid_lens must hold whole numbers, got {valid_lens.tolist()}"
+        )
+    if valid_lens.numel() and (
+        valid_lens.min() < 0 or valid_lens.max() > num_keys
+    ):
+        raise ValueError(
+            f"valid_lens must lie in [0, {num_keys}] (the number of keys), got {valid_lens.tolist()}"
+        )
     return valid_lens
 
 
-def check_mask(name: str, mask: object, shape: Sequence[int], exact: bool = False) -> torch.Tensor:
+def check_mask(
+    name: str, mask: object, shape: Sequence[int], exact: bool = False
+) -> torch.Tensor:
     """Check a boolean mask of exactly ``shape``, or (by default) one that broadcasts to ``shape``."""
     if not isinstance(mask, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(mask).__name__}")
+        raise TypeError(
+            f"{name} must be a torch.Tensor, got {type(mask).__name__}"
+        )
     if mask.dtype != torch.bool:
-        raise TypeError(f"{name} must be a boolean tensor (True = masked out), got dtype {mask.dtype}")
+        raise TypeError(
+            f"{name} must be a boolean tensor (True = masked out), got dtype {mask.dtype}"
+        )
     if exact:
         if tuple(mask.shape) != tuple(shape):
-            raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}")
+            raise ValueError(
+                f"{name} must have shape {tuple(shape)}, got {tuple(mask.shape)}"
+            )
         return mask
     try:
         broadcast = torch.broadcast_shapes(mask.shape, tuple(shape))

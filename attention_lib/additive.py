@@ -37,7 +37,9 @@ class AdditiveAttention(nn.Module):
 
     attention_weights: torch.Tensor | None
 
-    def __init__(self, key_size: int, query_size: int, num_hiddens: int, dropout: float) -> None:
+    def __init__(
+        self, key_size: int, query_size: int, num_hiddens: int, dropout: float
+    ) -> None:
         super().__init__()
         check_positive_int("key_size", key_size)
         check_positive_int("query_size", query_size)
@@ -57,9 +59,12 @@ class AdditiveAttention(nn.Module):
     ) -> torch.Tensor:
         check_qkv(queries, keys, values)
         mask = valid_lens_mask(valid_lens, queries, keys)
-        attn_scores = additive_scores(queries, keys, self.W_q.weight, self.W_k.weight, self.w_v.weight)
+        attn_scores = additive_scores(
+            queries, keys, self.W_q.weight, self.W_k.weight, self.w_v.weight
+        )
         self.attention_weights = masked_softmax(attn_scores, mask)  # (b, q, k)
-        return self.dropout(self.attention_weights) @ values  # (b, q, k) @ (b, k, v) -> (b, q, v)
+        # (b, q, k) @ (b, k, v) -> (b, q, v)
+        return self.dropout(self.attention_weights) @ values
 
 
 # --8<-- [end:AdditiveAttention]

@@ -10,11 +10,14 @@ from ._checks import check_positive_int, check_tensor
 
 # --8<-- [start:CrossAttention]
 class CrossAttention(nn.Module):
-    """Scaled dot-product attention of ``x_1`` (queries) over ``x_2`` (keys and values).
+    """Scaled dot-product attention of ``x_1`` over ``x_2``.
 
-    The two sequences may have different lengths but share the embedding size ``d_in``. Setting
-    ``x_2 = x_1`` gives self-attention. The weights are ``nn.Parameter(torch.rand(...))`` created in
-    the order ``W_query``, ``W_key``, ``W_value``, as in the article's ``CrossAttention``.
+    ``x_1`` gives the queries, ``x_2`` the keys and values.
+
+    The two sequences may have different lengths but share the embedding size
+    ``d_in``. Setting ``x_2 = x_1`` gives self-attention. The weights are
+    ``nn.Parameter(torch.rand(...))`` created in the order ``W_query``,
+    ``W_key``, ``W_value``, as in the article's ``CrossAttention``.
 
     Args:
         d_in: size of each input vector of both sequences.
@@ -22,9 +25,11 @@ class CrossAttention(nn.Module):
         d_out_v: size of values and context vectors.
 
     Shape:
-        - Input ``x_1``: ``(num_queries, d_in)`` or ``(batch, num_queries, d_in)``.
+        - Input ``x_1``: ``(num_queries, d_in)`` or
+          ``(batch, num_queries, d_in)``.
         - Input ``x_2``: ``(num_keys, d_in)`` or ``(batch, num_keys, d_in)``.
-        - Output: ``(num_queries, d_out_v)`` or ``(batch, num_queries, d_out_v)``.
+        - Output: ``(num_queries, d_out_v)`` or
+          ``(batch, num_queries, d_out_v)``.
     """
 
     def __init__(self, d_in: int, d_out_kq: int, d_out_v: int) -> None:
@@ -38,16 +43,22 @@ class CrossAttention(nn.Module):
 
     def forward(self, x_1: torch.Tensor, x_2: torch.Tensor) -> torch.Tensor:
         dims = ("batch", "num_tokens", "d_in")
-        check_tensor("x_1", x_1, dims, last_dim=self.d_in, allow_unbatched=True)
-        check_tensor("x_2", x_2, dims, last_dim=self.d_in, allow_unbatched=True)
+        check_tensor(
+            "x_1", x_1, dims, last_dim=self.d_in, allow_unbatched=True
+        )
+        check_tensor(
+            "x_2", x_2, dims, last_dim=self.d_in, allow_unbatched=True
+        )
         if x_1.shape[:-2] != x_2.shape[:-2]:
             raise ValueError(
-                f"x_1 and x_2 must have the same batch dimensions, got shapes {tuple(x_1.shape)} and {tuple(x_2.shape)}"
+                "x_1 and x_2 must have the same batch dimensions, got shapes "
+                f"{tuple(x_1.shape)} and {tuple(x_2.shape)}"
             )
         queries_1 = x_1 @ self.W_query
         keys_2 = x_2 @ self.W_key
         values_2 = x_2 @ self.W_value
-        attn_scores = queries_1 @ keys_2.transpose(-2, -1)  # (..., num_queries, num_keys)
+        # (..., num_queries, num_keys)
+        attn_scores = queries_1 @ keys_2.transpose(-2, -1)
         attn_weights = torch.softmax(attn_scores / self.d_out_kq**0.5, dim=-1)
         context_vec = attn_weights @ values_2  # (..., num_queries, d_out_v)
         return context_vec

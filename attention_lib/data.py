@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import torch
 
-JOURNEY_WORDS: tuple[str, ...] = ("Your", "journey", "starts", "with", "one", "step")
+JOURNEY_WORDS: tuple[str, ...] = (
+    "Your",
+    "journey",
+    "starts",
+    "with",
+    "one",
+    "step",
+)
 """The six words of the running example in *Build a Large Language Model (From Scratch)*, chapter 3."""
 
 DESSERT_SENTENCE: str = "Life is short, eat dessert first"
@@ -51,10 +58,14 @@ def dessert_token_ids() -> torch.Tensor:
         Tensor of shape ``(6,)`` and dtype ``torch.int64``: ``tensor([0, 4, 5, 2, 1, 3])``.
     """
     vocab = dessert_vocab()
-    return torch.tensor([vocab[word] for word in DESSERT_SENTENCE.replace(",", "").split()])
+    return torch.tensor(
+        [vocab[word] for word in DESSERT_SENTENCE.replace(",", "").split()]
+    )
 
 
-def dessert_embedding(vocab_size: int = 50_000, embed_dim: int = 3) -> torch.Tensor:
+def dessert_embedding(
+    vocab_size: int = 50_000, embed_dim: int = 3
+) -> torch.Tensor:
     """The article's embedded sentence, equal to what it prints.
 
     The article calls ``torch.manual_seed(123)`` and then ``torch.nn.Embedding(vocab_size, embed_dim)``,

@@ -14,7 +14,9 @@ from ._checks import check_dropout, check_tensor, check_valid_lens
 from .masks import masked_softmax, padding_mask
 
 
-def check_qkv(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> None:
+def check_qkv(
+    queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
+) -> None:
     """Check that queries, keys and values are 3-D and agree in batch size and number of keys."""
     check_tensor("queries", queries, ("batch", "num_queries", "query_size"))
     check_tensor("keys", keys, ("batch", "num_keys", "key_size"))
@@ -31,11 +33,15 @@ def check_qkv(queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -
         )
 
 
-def valid_lens_mask(valid_lens: torch.Tensor | None, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor | None:
+def valid_lens_mask(
+    valid_lens: torch.Tensor | None, queries: torch.Tensor, keys: torch.Tensor
+) -> torch.Tensor | None:
     """The padding mask for ``valid_lens`` after checking it against the queries and keys."""
     if valid_lens is None:
         return None
-    check_valid_lens(valid_lens, queries.shape[0], queries.shape[1], keys.shape[1])
+    check_valid_lens(
+        valid_lens, queries.shape[0], queries.shape[1], keys.shape[1]
+    )
     return padding_mask(valid_lens.to(queries.device), keys.shape[1])
 
 
@@ -81,9 +87,11 @@ class DotProductAttention(nn.Module):
             )
         mask = valid_lens_mask(valid_lens, queries, keys)
         d = queries.shape[-1]
-        attn_scores = queries @ keys.transpose(1, 2) / d**0.5  # (b, q, d) @ (b, d, k) -> (b, q, k)
+        # (b, q, d) @ (b, d, k) -> (b, q, k)
+        attn_scores = queries @ keys.transpose(1, 2) / d**0.5
         self.attention_weights = masked_softmax(attn_scores, mask)
-        return self.dropout(self.attention_weights) @ values  # (b, q, k) @ (b, k, v) -> (b, q, v)
+        # (b, q, k) @ (b, k, v) -> (b, q, v)
+        return self.dropout(self.attention_weights) @ values
 
 
 # --8<-- [end:DotProductAttention]

@@ -36,8 +36,11 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     check_positive_int("num_heads", num_heads)
     b, num_tokens, d_out = x.shape
     head_dim = check_divisible(d_out, num_heads)
-    x = x.view(b, num_tokens, num_heads, head_dim)  # (b, num_tokens, d_out) -> (b, num_tokens, num_heads, head_dim)
-    return x.transpose(1, 2)  # (b, num_tokens, num_heads, head_dim) -> (b, num_heads, num_tokens, head_dim)
+    # (b, num_tokens, d_out) -> (b, num_tokens, num_heads, head_dim)
+    x = x.view(b, num_tokens, num_heads, head_dim)
+    # (b, num_tokens, num_heads, head_dim)
+    # -> (b, num_heads, num_tokens, head_dim)
+    return x.transpose(1, 2)
 
 
 # --8<-- [end:split_heads]
@@ -55,10 +58,13 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """
     check_tensor("x", x, ("batch", "num_heads", "num_tokens", "head_dim"))
     b, num_heads, num_tokens, head_dim = x.shape
-    x = x.transpose(1, 2)  # (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, num_heads, head_dim)
-    # After transpose the memory is no longer laid out row by row, and view cannot reinterpret it:
-    # contiguous() copies it into that order first.
-    return x.contiguous().view(b, num_tokens, num_heads * head_dim)  # -> (b, num_tokens, d_out)
+    # (b, num_heads, num_tokens, head_dim)
+    # -> (b, num_tokens, num_heads, head_dim)
+    x = x.transpose(1, 2)
+    # After transpose the memory is no longer laid out row by row, and view
+    # cannot reinterpret it: contiguous() copies it into that order first.
+    # -> (b, num_tokens, d_out)
+    return x.contiguous().view(b, num_tokens, num_heads * head_dim)
 
 
 # --8<-- [end:merge_heads]
@@ -80,9 +86,12 @@ def transpose_qkv(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     check_positive_int("num_heads", num_heads)
     b, num_tokens, num_hiddens = x.shape
     head_dim = check_divisible(num_hiddens, num_heads)
-    x = x.reshape(b, num_tokens, num_heads, head_dim)  # (b, t, num_hiddens) -> (b, t, num_heads, head_dim)
-    x = x.permute(0, 2, 1, 3)  # (b, t, num_heads, head_dim) -> (b, num_heads, t, head_dim)
-    return x.reshape(b * num_heads, num_tokens, head_dim)  # -> (b * num_heads, t, head_dim)
+    # (b, t, num_hiddens) -> (b, t, num_heads, head_dim)
+    x = x.reshape(b, num_tokens, num_heads, head_dim)
+    # (b, t, num_heads, head_dim) -> (b, num_heads, t, head_dim)
+    x = x.permute(0, 2, 1, 3)
+    # -> (b * num_heads, t, head_dim)
+    return x.reshape(b * num_heads, num_tokens, head_dim)
 
 
 # --8<-- [end:transpose_qkv]
@@ -103,10 +112,15 @@ def transpose_output(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     check_positive_int("num_heads", num_heads)
     folded, num_tokens, head_dim = x.shape
     if folded % num_heads != 0:
-        raise ValueError(f"the first dimension of x ({folded}) must be a multiple of num_heads ({num_heads})")
-    x = x.reshape(folded // num_heads, num_heads, num_tokens, head_dim)  # -> (b, num_heads, t, head_dim)
-    x = x.permute(0, 2, 1, 3)  # (b, num_heads, t, head_dim) -> (b, t, num_heads, head_dim)
-    return x.reshape(x.shape[0], num_tokens, num_heads * head_dim)  # -> (b, t, num_hiddens)
+        raise ValueError(
+            f"the first dimension of x ({folded}) must be a multiple of num_heads ({num_heads})"
+        )
+    # -> (b, num_heads, t, head_dim)
+    x = x.reshape(folded // num_heads, num_heads, num_tokens, head_dim)
+    # (b, num_heads, t, head_dim) -> (b, t, num_heads, head_dim)
+    x = x.permute(0, 2, 1, 3)
+    # -> (b, t, num_hiddens)
+    return x.reshape(x.shape[0], num_tokens, num_heads * head_dim)
 
 
 # --8<-- [end:transpose_output]

@@ -15,7 +15,9 @@ from ._checks import check_mask, check_positive_int, check_valid_lens
 
 
 def causal_mask(
-    num_queries: int, num_keys: int | None = None, device: torch.device | str | None = None
+    num_queries: int,
+    num_keys: int | None = None,
+    device: torch.device | str | None = None,
 ) -> torch.Tensor:
     """The mask that hides every key after the query's own position.
 
@@ -28,7 +30,11 @@ def causal_mask(
         Boolean tensor of shape ``(num_queries, num_keys)``, True strictly above the diagonal.
     """
     check_positive_int("num_queries", num_queries)
-    num_keys = num_queries if num_keys is None else check_positive_int("num_keys", num_keys)
+    num_keys = (
+        num_queries
+        if num_keys is None
+        else check_positive_int("num_keys", num_keys)
+    )
     ones = torch.ones(num_queries, num_keys, dtype=torch.bool, device=device)
     return torch.triu(ones, diagonal=1)
 
@@ -48,14 +54,24 @@ def padding_mask(valid_lens: torch.Tensor, num_keys: int) -> torch.Tensor:
         lengths, so that either broadcasts over scores of shape ``(batch, num_queries, num_keys)``.
     """
     check_positive_int("num_keys", num_keys)
-    if not isinstance(valid_lens, torch.Tensor) or valid_lens.dim() not in (1, 2):
-        shape = tuple(valid_lens.shape) if isinstance(valid_lens, torch.Tensor) else type(valid_lens)
-        raise ValueError(f"valid_lens must be a tensor of shape (batch,) or (batch, num_queries), got {shape}")
+    if not isinstance(valid_lens, torch.Tensor) or valid_lens.dim() not in (
+        1,
+        2,
+    ):
+        shape = (
+            tuple(valid_lens.shape)
+            if isinstance(valid_lens, torch.Tensor)
+            else type(valid_lens)
+        )
+        raise ValueError(
+            f"valid_lens must be a tensor of shape (batch,) or (batch, num_queries), got {shape}"
+        )
     num_queries = valid_lens.shape[1] if valid_lens.dim() == 2 else 1
     check_valid_lens(valid_lens, valid_lens.shape[0], num_queries, num_keys)
     positions = torch.arange(num_keys, device=valid_lens.device)
     lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-    # (num_keys,) >= (batch, q, 1) -> (batch, q, num_keys): key j is padding when j >= its length.
+    # (num_keys,) >= (batch, q, 1)
+    # -> (batch, q, num_keys): key j is padding when j >= its length.
     return positions >= lens[..., None]
 
 
@@ -73,7 +89,9 @@ def masked_fill_value(dtype: torch.dtype) -> float:
 
 
 # --8<-- [start:masked_softmax]
-def masked_softmax(attn_scores: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:
+def masked_softmax(
+    attn_scores: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1
+) -> torch.Tensor:
     """Softmax over ``dim`` that gives masked positions exactly zero weight.
 
     Masked scores are replaced by [`masked_fill_value`][attention_lib.masks.masked_fill_value] before the softmax,
@@ -95,7 +113,9 @@ def masked_softmax(attn_scores: torch.Tensor, mask: torch.Tensor | None = None, 
     if mask is None:
         return torch.softmax(attn_scores, dim=dim)
     check_mask("mask", mask, attn_scores.shape)
-    filled = attn_scores.masked_fill(mask, masked_fill_value(attn_scores.dtype))
+    filled = attn_scores.masked_fill(
+        mask, masked_fill_value(attn_scores.dtype)
+    )
     return torch.softmax(filled, dim=dim).masked_fill(mask, 0.0)
 
 
@@ -115,5 +135,7 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
         Boolean tensor of the same shape, True = may attend.
     """
     if mask.dtype != torch.bool:
-        raise TypeError(f"mask must be a boolean tensor (True = masked out), got dtype {mask.dtype}")
+        raise TypeError(
+            f"mask must be a boolean tensor (True = masked out), got dtype {mask.dtype}"
+        )
     return mask.logical_not()

@@ -48,7 +48,10 @@ class MultiHeadAttentionWrapper(nn.Module):
         super().__init__()
         check_positive_int("num_heads", num_heads)
         self.heads = nn.ModuleList(
-            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+            [
+                CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                for _ in range(num_heads)
+            ]
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -60,27 +63,32 @@ class MultiHeadAttentionWrapper(nn.Module):
 
 # --8<-- [start:MultiHeadAttention]
 class MultiHeadAttention(nn.Module):
-    """Multi-head causal self-attention with one set of projections split into heads.
+    """Multi-head causal self-attention: one set of projections, split.
 
-    The projections ``W_query``, ``W_key``, ``W_value`` map ``d_in`` to ``d_out``; their outputs are
-    split into ``num_heads`` heads of ``head_dim = d_out // num_heads``
-    ([`split_heads`][attention_lib.heads.split_heads]), each head attends on its own, the heads are
-    merged back ([`merge_heads`][attention_lib.heads.merge_heads]) and ``out_proj`` mixes them.
-    Parameters are created in the book's order (``W_query``, ``W_key``, ``W_value``, ``out_proj``),
-    so seeded results equal the book's.
+    The projections ``W_query``, ``W_key``, ``W_value`` map ``d_in`` to
+    ``d_out``; their outputs are split into ``num_heads`` heads of ``head_dim =
+    d_out // num_heads`` ([`split_heads`][attention_lib.heads.split_heads]),
+    each head attends on its own, the heads are merged back
+    ([`merge_heads`][attention_lib.heads.merge_heads]) and ``out_proj`` mixes
+    them. Parameters are created in the book's order (``W_query``, ``W_key``,
+    ``W_value``, ``out_proj``), so seeded results equal the book's.
 
-    Two paths compute the attention itself and agree to floating-point rounding:
+    Two paths compute the attention itself and agree to floating-point
+    rounding:
 
-    * the fast path, `torch.nn.functional.scaled_dot_product_attention` with ``is_causal``,
-      which never materializes the ``num_tokens x num_tokens`` weights (memory linear in the number of
-      tokens on backends with a fused kernel). Used by default.
-    * the explicit path: scores, [`masked_softmax`][attention_lib.masks.masked_softmax], dropout,
-      weighted sum, exactly as the book writes it. Used when ``need_weights=True`` (it returns the
-      weights for plotting) or when the attribute ``use_sdpa`` is False.
+    * the fast path, `torch.nn.functional.scaled_dot_product_attention` with
+      ``is_causal``, which never materializes the ``num_tokens x num_tokens``
+      weights (memory linear in the number of tokens on backends with a fused
+      kernel). Used by default.
+    * the explicit path: scores,
+      [`masked_softmax`][attention_lib.masks.masked_softmax], dropout, weighted
+      sum, exactly as the book writes it. Used when ``need_weights=True`` (it
+      returns the weights for plotting) or when the attribute ``use_sdpa`` is
+      False.
 
     The causal mask buffer follows the same choice as
-    [`CausalAttention`][attention_lib.causal.CausalAttention]: boolean, moved by ``.to(device)``, not in
-    ``state_dict()``.
+    [`CausalAttention`][attention_lib.causal.CausalAttention]: boolean, moved
+    by ``.to(device)``, not in ``state_dict()``.
 
     Args:
         d_in: size of each input vector.
@@ -88,17 +96,22 @@ class MultiHeadAttention(nn.Module):
         context_length: the largest number of tokens the module accepts.
         dropout: dropout probability on the attention weights, in [0, 1).
         num_heads: number of heads.
-        qkv_bias: whether ``W_query``, ``W_key`` and ``W_value`` have a bias (``out_proj`` always has).
-        use_sdpa: whether to take the fast path when the weights are not requested.
+        qkv_bias: whether ``W_query``, ``W_key`` and ``W_value`` have a bias
+            (``out_proj`` always has).
+        use_sdpa: whether to take the fast path when the weights are not
+            requested.
 
     Shape:
-        - Input ``x``: ``(batch, num_tokens, d_in)`` with ``num_tokens <= context_length``.
-        - Input ``key_padding_mask``: ``(batch, num_tokens)``, boolean, True = padding (masked out).
-        - Output: ``(batch, num_tokens, d_out)``; with ``need_weights=True`` also the attention
-          weights, ``(batch, num_heads, num_tokens, num_tokens)``, after dropout.
+        - Input ``x``: ``(batch, num_tokens, d_in)``, with
+          ``num_tokens <= context_length``.
+        - Input ``key_padding_mask``: ``(batch, num_tokens)``, boolean, True =
+          padding (masked out).
+        - Output: ``(batch, num_tokens, d_out)``; with ``need_weights=True``
+          also the attention weights, ``(batch, num_heads, num_tokens,
+          num_tokens)``, after dropout.
 
-    A query whose every visible key is padding gets a context vector of zeros (before ``out_proj``)
-    on both paths, never ``nan``.
+    A query whose every visible key is padding gets a context vector of zeros
+    (before ``out_proj``) on both paths, never ``nan``.
     """
 
     mask: torch.Tensor
@@ -119,14 +132,18 @@ class MultiHeadAttention(nn.Module):
         self.d_out = check_positive_int("d_out", d_out)
         self.num_heads = check_positive_int("num_heads", num_heads)
         self.head_dim = check_divisible(d_out, num_heads)
-        self.context_length = check_positive_int("context_length", context_length)
+        self.context_length = check_positive_int(
+            "context_length", context_length
+        )
         self.use_sdpa = use_sdpa
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(check_dropout(dropout))
-        self.register_buffer("mask", causal_mask(context_length), persistent=False)
+        self.register_buffer(
+            "mask", causal_mask(context_length), persistent=False
+        )
 
     def forward(
         self,
@@ -134,38 +151,61 @@ class MultiHeadAttention(nn.Module):
         key_padding_mask: torch.Tensor | None = None,
         need_weights: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        check_tensor("x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in)
+        check_tensor(
+            "x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in
+        )
         b, num_tokens, _ = x.shape
         check_num_tokens(num_tokens, self.context_length)
         mask = self.mask[:num_tokens, :num_tokens]  # (num_tokens, num_tokens)
         if key_padding_mask is not None:
-            check_mask("key_padding_mask", key_padding_mask, (b, num_tokens), exact=True)
-            # (num_tokens, num_tokens) | (b, 1, 1, num_tokens) -> (b, 1, num_tokens, num_tokens)
+            check_mask(
+                "key_padding_mask",
+                key_padding_mask,
+                (b, num_tokens),
+                exact=True,
+            )
+            # (num_tokens, num_tokens) | (b, 1, 1, num_tokens)
+            # -> (b, 1, num_tokens, num_tokens)
             mask = mask | key_padding_mask[:, None, None, :]
 
-        queries = split_heads(self.W_query(x), self.num_heads)  # (b, t, d_out) -> (b, num_heads, t, head_dim)
-        keys = split_heads(self.W_key(x), self.num_heads)  # (b, t, d_out) -> (b, num_heads, t, head_dim)
-        values = split_heads(self.W_value(x), self.num_heads)  # (b, t, d_out) -> (b, num_heads, t, head_dim)
+        # (b, t, d_out) -> (b, num_heads, t, head_dim)
+        queries = split_heads(self.W_query(x), self.num_heads)
+        # (b, t, d_out) -> (b, num_heads, t, head_dim)
+        keys = split_heads(self.W_key(x), self.num_heads)
+        # (b, t, d_out) -> (b, num_heads, t, head_dim)
+        values = split_heads(self.W_value(x), self.num_heads)
 
         if need_weights or not self.use_sdpa:
-            attn_scores = queries @ keys.transpose(2, 3)  # (b, h, t, head_dim) @ (b, h, head_dim, t) -> (b, h, t, t)
-            attn_weights = masked_softmax(attn_scores / self.head_dim**0.5, mask)
+            # (b, h, t, head_dim) @ (b, h, head_dim, t) -> (b, h, t, t)
+            attn_scores = queries @ keys.transpose(2, 3)
+            attn_weights = masked_softmax(
+                attn_scores / self.head_dim**0.5, mask
+            )
             attn_weights = self.dropout(attn_weights)
-            context_vec = attn_weights @ values  # (b, h, t, t) @ (b, h, t, head_dim) -> (b, h, t, head_dim)
+            # (b, h, t, t) @ (b, h, t, head_dim) -> (b, h, t, head_dim)
+            context_vec = attn_weights @ values
         else:
             dropout_p = self.dropout.p if self.training else 0.0
             if key_padding_mask is None:
-                context_vec = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p, is_causal=True)
+                context_vec = F.scaled_dot_product_attention(
+                    queries, keys, values, dropout_p=dropout_p, is_causal=True
+                )
             else:
                 context_vec = F.scaled_dot_product_attention(
-                    queries, keys, values, attn_mask=to_sdpa_mask(mask), dropout_p=dropout_p
+                    queries,
+                    keys,
+                    values,
+                    attn_mask=to_sdpa_mask(mask),
+                    dropout_p=dropout_p,
                 )
-                # Some backends return nan for a query that may attend to nothing; the explicit
-                # path returns zeros there, and so must this one.
+                # Some backends return nan for a query that may attend to
+                # nothing; the explicit path returns zeros there, and so must
+                # this one.
                 fully_masked = mask.all(dim=-1, keepdim=True)  # (b, 1, t, 1)
                 context_vec = context_vec.masked_fill(fully_masked, 0.0)
 
-        context_vec = merge_heads(context_vec)  # (b, h, t, head_dim) -> (b, t, d_out)
+        # (b, h, t, head_dim) -> (b, t, d_out)
+        context_vec = merge_heads(context_vec)
         context_vec = self.out_proj(context_vec)
         if need_weights:
             return context_vec, attn_weights

@@ -13,9 +13,15 @@ import torch
 import torch.nn.functional as F
 
 
-def _check_pair(queries: torch.Tensor, keys: torch.Tensor, same_size: bool) -> None:
+def _check_pair(
+    queries: torch.Tensor, keys: torch.Tensor, same_size: bool
+) -> None:
     for name, x in (("queries", queries), ("keys", keys)):
-        if not isinstance(x, torch.Tensor) or not x.is_floating_point() or x.dim() < 2:
+        if (
+            not isinstance(x, torch.Tensor)
+            or not x.is_floating_point()
+            or x.dim() < 2
+        ):
             raise TypeError(
                 f"{name} must be a floating-point tensor of shape (..., num_tokens, d) with at least "
                 f"2 dimensions, got {x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
@@ -28,7 +34,9 @@ def _check_pair(queries: torch.Tensor, keys: torch.Tensor, same_size: bool) -> N
         )
 
 
-def dot_product_scores(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+def dot_product_scores(
+    queries: torch.Tensor, keys: torch.Tensor
+) -> torch.Tensor:
     """``q · k`` for every pair: the scores whose spread grows with the vector size ``d``.
 
     Args:
@@ -42,7 +50,9 @@ def dot_product_scores(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tenso
     return queries @ keys.transpose(-2, -1)
 
 
-def scaled_dot_product_scores(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+def scaled_dot_product_scores(
+    queries: torch.Tensor, keys: torch.Tensor
+) -> torch.Tensor:
     """``q · k / sqrt(d)``: dot products scaled back to unit variance for unit-variance inputs.
 
     Without the scaling, the variance of ``q · k`` is ``d`` and softmax saturates into a near one-hot
@@ -58,7 +68,9 @@ def scaled_dot_product_scores(queries: torch.Tensor, keys: torch.Tensor) -> torc
     return dot_product_scores(queries, keys) / math.sqrt(keys.shape[-1])
 
 
-def general_scores(queries: torch.Tensor, keys: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+def general_scores(
+    queries: torch.Tensor, keys: torch.Tensor, W: torch.Tensor
+) -> torch.Tensor:
     """The bilinear ("general", Luong et al.) score ``q W kᵀ``: queries and keys may differ in size.
 
     Args:
@@ -108,9 +120,13 @@ def additive_scores(
     }
     for name, weight in (("W_q", W_q), ("W_k", W_k), ("w_v", w_v)):
         if tuple(weight.shape) != expected[name]:
-            raise ValueError(f"{name} must have shape {expected[name]}, got {tuple(weight.shape)}")
-    query_features = F.linear(queries, W_q).unsqueeze(-2)  # (..., q, h) -> (..., q, 1, h)
-    key_features = F.linear(keys, W_k).unsqueeze(-3)  # (..., k, h) -> (..., 1, k, h)
+            raise ValueError(
+                f"{name} must have shape {expected[name]}, got {tuple(weight.shape)}"
+            )
+    # (..., q, h) -> (..., q, 1, h)
+    query_features = F.linear(queries, W_q).unsqueeze(-2)
+    # (..., k, h) -> (..., 1, k, h)
+    key_features = F.linear(keys, W_k).unsqueeze(-3)
     # Broadcasting adds every query to every key: (..., q, k, h).
     features = torch.tanh(query_features + key_features)
     return F.linear(features, w_v).squeeze(-1)  # (..., q, k, 1) -> (..., q, k)

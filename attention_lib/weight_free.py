@@ -12,7 +12,9 @@ import torch
 from ._checks import check_tensor
 
 
-def attn_scores_loop(inputs: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+def attn_scores_loop(
+    inputs: torch.Tensor, query: torch.Tensor
+) -> torch.Tensor:
     """Attention scores of one query, one dot product at a time.
 
     Args:
@@ -24,13 +26,17 @@ def attn_scores_loop(inputs: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
     """
     check_tensor("inputs", inputs, ("num_tokens", "d_in"))
     check_tensor("query", query, ("d_in",), last_dim=inputs.shape[-1])
-    attn_scores = torch.empty(inputs.shape[0], dtype=inputs.dtype, device=inputs.device)
+    attn_scores = torch.empty(
+        inputs.shape[0], dtype=inputs.dtype, device=inputs.device
+    )
     for i, x_i in enumerate(inputs):
         attn_scores[i] = torch.dot(x_i, query)
     return attn_scores
 
 
-def attn_scores_for_query(inputs: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+def attn_scores_for_query(
+    inputs: torch.Tensor, query: torch.Tensor
+) -> torch.Tensor:
     """Attention scores of one query as a single matrix-vector product; equals the loop above.
 
     Args:
@@ -56,7 +62,9 @@ def attn_scores_all_loop(inputs: torch.Tensor) -> torch.Tensor:
     """
     check_tensor("inputs", inputs, ("num_tokens", "d_in"))
     num_tokens = inputs.shape[0]
-    attn_scores = torch.empty(num_tokens, num_tokens, dtype=inputs.dtype, device=inputs.device)
+    attn_scores = torch.empty(
+        num_tokens, num_tokens, dtype=inputs.dtype, device=inputs.device
+    )
     for i, x_i in enumerate(inputs):
         for j, x_j in enumerate(inputs):
             attn_scores[i, j] = torch.dot(x_i, x_j)
@@ -111,7 +119,9 @@ def naive_softmax(attn_scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
 # --8<-- [end:naive_softmax]
 
 
-def context_vector_loop(inputs: torch.Tensor, attn_weights: torch.Tensor) -> torch.Tensor:
+def context_vector_loop(
+    inputs: torch.Tensor, attn_weights: torch.Tensor
+) -> torch.Tensor:
     """The context vector of one query as a weighted sum of the inputs, one term at a time.
 
     Args:
@@ -122,14 +132,20 @@ def context_vector_loop(inputs: torch.Tensor, attn_weights: torch.Tensor) -> tor
         Context vector of shape ``(d_in,)``.
     """
     check_tensor("inputs", inputs, ("num_tokens", "d_in"))
-    check_tensor("attn_weights", attn_weights, ("num_tokens",), last_dim=inputs.shape[0])
-    context_vec = torch.zeros(inputs.shape[1], dtype=inputs.dtype, device=inputs.device)
+    check_tensor(
+        "attn_weights", attn_weights, ("num_tokens",), last_dim=inputs.shape[0]
+    )
+    context_vec = torch.zeros(
+        inputs.shape[1], dtype=inputs.dtype, device=inputs.device
+    )
     for weight, x_i in zip(attn_weights, inputs, strict=True):
         context_vec += weight * x_i
     return context_vec
 
 
-def context_vectors(inputs: torch.Tensor, attn_weights: torch.Tensor) -> torch.Tensor:
+def context_vectors(
+    inputs: torch.Tensor, attn_weights: torch.Tensor
+) -> torch.Tensor:
     """The context vectors of all queries as one matrix product.
 
     Args:
@@ -141,5 +157,10 @@ def context_vectors(inputs: torch.Tensor, attn_weights: torch.Tensor) -> torch.T
         Context vectors of shape ``(num_queries, d_in)``.
     """
     check_tensor("inputs", inputs, ("num_tokens", "d_in"))
-    check_tensor("attn_weights", attn_weights, ("num_queries", "num_tokens"), last_dim=inputs.shape[0])
+    check_tensor(
+        "attn_weights",
+        attn_weights,
+        ("num_queries", "num_tokens"),
+        last_dim=inputs.shape[0],
+    )
     return attn_weights @ inputs

@@ -1,0 +1,253 @@
+"""Code fits its block: no shape comment hides behind a sideways scroll.
+
+The rule (CONTRIBUTING.md, "Code that fits"): every line of a ```` ```python ```` or ```` ```output ````
+block, and every line of library code a page includes with ``--8<--``, is at most ``MAX_COLUMNS``
+columns wide, a wide (Chinese) character counting as two. A shape comment that would make its line
+longer goes on its own line above the line it describes.
+
+The Markdown test below enforces the rule on the sources; the browser tests check what it is for, on
+the built site: at 1280 px almost no code block scrolls sideways, and on a 390 px phone long lines
+scroll inside their block while the page itself never does.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import translations
+from doc_examples import OUTPUT, RUN, fenced_blocks
+from sybil import Document
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+LANGUAGES = ("en", "zh")
+
+#: At 1280 px, with both of Material's sidebars, a code block shows 80 columns of its 13.6 px monospace
+#: font; 79 (PEP 8's limit) keeps one column to spare for fonts a little wider than the one measured.
+MAX_COLUMNS = 79
+
+INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
+HOW_TO_FIX = (
+    "how to fix: put a long # comment (a shape comment) on its own line above the line it describes; "
+    "split long calls over several lines inside their brackets; for an output block, make the code "
+    "print less per line (a smaller slice, fewer decimals, one value per print)"
+)
+
+
+def columns(line: str) -> int:
+    """How many monospace columns ``line`` takes: East Asian wide and full-width characters take two."""
+    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in line)
+
+
+@dataclass(frozen=True)
+class Line:
+    where: str  # file:line
+    text: str
+
+    def problem(self) -> str:
+        return (
+            f"{self.where}: {columns(self.text)} columns, over the limit of {MAX_COLUMNS}:\n"
+            f"    {self.text}\n    {HOW_TO_FIX}"
+        )
+
+
+def _shown(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def library_section(include: str, root: Path = ROOT) -> list[Line]:
+    """The lines that ``--8<-- "path:Name"`` shows, with their places in the library file."""
+    match = INCLUDE.match(include)
+    path = root / match["path"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    name = match["name"]
+    start = next(i for i, line in enumerate(lines) if line.strip() == f"# --8<-- [start:{name}]")
+    end = next(i for i, line in enumerate(lines) if i > start and line.strip() == f"# --8<-- [end:{name}]")
+    section = textwrap.dedent("\n".join(lines[start + 1 : end])).split("\n")  # as dedent_subsections shows it
+    return [Line(f"{_shown(path)}:{start + 2 + offset}", text) for offset, text in enumerate(section)]
+
+
+def code_lines(page: Path, root: Path = ROOT) -> list[Line]:
+    """Every line a reader sees in the page's python and output blocks, included library code too."""
+    text = page.read_text(encoding="utf-8")
+    shown = []
+    for block in fenced_blocks(Document(text, str(page))):
+        if block.lexemes["info"] not in (RUN, OUTPUT):
+            continue
+        first = text.count("\n", 0, block.start) + 2  # the line after the opening fence
+        for offset, line in enumerate(str(block.lexemes["source"]).splitlines()):
+            if INCLUDE.match(line):
+                shown += library_section(line, root)
+            else:
+                shown.append(Line(f"{_shown(page)}:{first + offset}", line))
+    return shown
+
+
+def too_long(page: Path, root: Path = ROOT) -> list[str]:
+    return [line.problem() for line in code_lines(page, root) if columns(line.text) > MAX_COLUMNS]
+
+
+PAGES = [f"{lang}/{source}" for lang in LANGUAGES for source in translations.pages()]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_code_line_fits_the_block(page: str) -> None:
+    problems = too_long(DOCS / page)
+    assert not problems, f"{len(problems)} code lines too wide on {page}:\n" + "\n".join(problems)
+
+
+def test_the_check_sees_long_lines_in_pages_outputs_and_included_library_code(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "mod.py").write_text(
+        f"def helper():\n    # --8<-- [start:Long]\n    x = 1\n    y = x  # {'s' * 80}\n    # --8<-- [end:Long]\n",
+        encoding="utf-8",
+    )
+    fits = "x = 1  # " + "a" * (MAX_COLUMNS - 9)
+    wide = "x = 1  # " + "形" * ((MAX_COLUMNS - 9) // 2 + 1)  # as many characters as `fits`, nearly
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Page\n\n"
+        f"```python\n{fits}\n{fits}a\n```\n\n"
+        f"```output\n{'0' * (MAX_COLUMNS + 1)}\n```\n\n"
+        f"```python\n{wide}\n```\n\n"
+        '```python\n--8<-- "lib/mod.py:Long"\n```\n\n'
+        f"```text\n{'t' * 200}\n```\n",
+        encoding="utf-8",
+    )
+    problems = too_long(page, tmp_path)
+    assert [problem.split(":", 2)[:2] for problem in problems] == [
+        [str(page), "5"],
+        [str(page), "9"],
+        [str(page), "13"],
+        [str(tmp_path / "lib" / "mod.py"), "4"],
+    ]
+    assert f"80 columns, over the limit of {MAX_COLUMNS}" in problems[0]
+    assert "how to fix" in problems[0]
+    assert columns(fits) == MAX_COLUMNS
+    assert columns(wide) > MAX_COLUMNS >= len(wide)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The built site in a real browser (fixtures in conftest.py).
+# ---------------------------------------------------------------------------------------------------
+#: The nav sections that hold the chapters: the pages that teach with code.
+CHAPTER_SECTIONS = ("Foundations", "Self-attention", "Multi-head attention")
+MAX_SCROLLING = 0.05  # at most 5% of the chapters' code blocks may scroll sideways at 1280 px
+
+
+def chapters() -> list[str]:
+    sections = {title: entries for item in translations.config()["nav"] for title, entries in item.items()}
+    missing = [title for title in CHAPTER_SECTIONS if not isinstance(sections.get(title), list)]
+    assert not missing, f"mkdocs.yml's nav has no section {missing}: update CHAPTER_SECTIONS"
+    return [page for title in CHAPTER_SECTIONS for entry in sections[title] for page in entry.values()]
+
+
+def _url(lang: str, source: str) -> str:
+    return ("" if lang == "en" else f"{lang}/") + source.removesuffix(".md") + "/"
+
+
+def _fences(source: Path) -> int:
+    document = Document(source.read_text(encoding="utf-8"), str(source))
+    return sum(block.lexemes["info"] in (RUN, OUTPUT) for block in fenced_blocks(document))
+
+
+#: Every python and output block of the page's content: whether it scrolls sideways, and its widest line.
+MEASURE = """() => [...document.querySelectorAll(
+    '.md-content div.language-python pre > code, .md-content div.language-output pre > code')]
+  .map((code, index) => ({
+    index,
+    kind: code.closest('div.language-output') ? 'output' : 'python',
+    scrolls: code.scrollWidth > code.clientWidth,
+    widest: code.textContent.split('\\n').reduce((a, b) => (b.length > a.length ? b : a), ''),
+  }))"""
+
+
+def measure(page) -> list[dict]:
+    return page.evaluate(MEASURE)
+
+
+def test_almost_no_code_block_scrolls_sideways_at_1280px(page, base_url: str) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    blocks, scrolling = 0, []
+    for lang in LANGUAGES:
+        for source in chapters():
+            url = _url(lang, source)
+            page.goto(base_url + url, wait_until="networkidle")
+            shown = measure(page)
+            # Every python and output block of the Markdown is measured, no more and no fewer.
+            assert len(shown) == _fences(DOCS / lang / source), f"{url}: {len(shown)} code blocks on the page"
+            blocks += len(shown)
+            scrolling += [f"{url} {b['kind']} block {b['index'] + 1}: {b['widest']!r}" for b in shown if b["scrolls"]]
+    assert blocks > 0
+    assert len(scrolling) <= MAX_SCROLLING * blocks, (
+        f"{len(scrolling)} of {blocks} code blocks ({len(scrolling) / blocks:.1%}) scroll sideways at 1280 px,"
+        f" over the {MAX_SCROLLING:.0%} allowed:\n" + "\n".join(scrolling)
+    )
+
+
+#: How wide the page is, and each code block that scrolls: can it, and does it stay inside the screen?
+PHONE = """() => ({
+  page: document.documentElement.scrollWidth,
+  screen: window.innerWidth,
+  wide: [...document.querySelectorAll('.md-content pre > code')]
+    .filter(code => code.scrollWidth > code.clientWidth)
+    .map(code => {
+      const before = window.scrollX;
+      code.scrollLeft = code.scrollWidth;
+      const scrolled = code.scrollLeft > 0 && window.scrollX === before;
+      code.scrollLeft = 0;
+      return {
+        scrolled,
+        overflow: getComputedStyle(code).overflowX,
+        right: code.getBoundingClientRect().right,
+        text: code.textContent.slice(0, 60),
+      };
+    }),
+})"""
+
+
+def phone_problems(page) -> list[str]:
+    result = page.evaluate(PHONE)
+    problems = []
+    if result["page"] > result["screen"]:
+        problems.append(f"the page is {result['page']} px wide on a {result['screen']} px screen")
+    for block in result["wide"]:
+        if not block["scrolled"] or block["overflow"] not in ("auto", "scroll"):
+            problems.append(f"a long line does not scroll inside its block: {block['text']!r}")
+        if block["right"] > result["screen"] + 0.5:
+            problems.append(f"a code block ends at {block['right']:.0f} px, off the screen: {block['text']!r}")
+    return problems
+
+
+@pytest.mark.parametrize("url", [_url(lang, source) for lang in LANGUAGES for source in chapters()])
+def test_on_a_phone_long_lines_scroll_inside_their_block_never_the_page(page, base_url: str, url: str) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + url, wait_until="networkidle")
+    assert phone_problems(page) == []
+
+
+def test_the_browser_checks_see_a_block_that_scrolls_and_a_page_that_does(page, base_url: str) -> None:
+    """The measurements above can fail: a planted long line scrolls at 1280 px, a planted wide element
+    makes the page itself scroll on a phone."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(base_url + "multi-head/", wait_until="networkidle")
+    assert not any(block["scrolls"] for block in measure(page))
+    page.evaluate("document.querySelector('.md-content div.language-python code').append('#'.repeat(90))")
+    assert [block["index"] for block in measure(page) if block["scrolls"]] == [0]
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(base_url + "zh/multi-head/", wait_until="networkidle")
+    assert phone_problems(page) == []
+    page.evaluate(
+        "document.querySelector('.md-content pre').style.overflow = 'visible';"
+        "document.querySelector('.md-content pre > code').style.overflow = 'visible';"
+        "document.querySelector('.md-content pre > code').append('#'.repeat(200))"
+    )
+    problems = phone_problems(page)
+    assert any("the page is" in problem for problem in problems), problems
+    assert any("does not scroll inside its block" in problem for problem in problems), problems
