@@ -1,8 +1,8 @@
 """Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
 
-Requirements: Python 3.10 or newer, and Node.js with npm for the site's front-end files (KaTeX). The
-first run creates ``.venv`` and installs what the task needs; later runs reinstall only when
-``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
+Requirements: Python 3.10 or newer, and Node.js with npm for the site's front-end files (KaTeX) and the
+accessibility tests (axe-core). The first run creates ``.venv`` and installs what the task needs; later
+runs reinstall only when ``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
 
 Environment variables:
     TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below).
@@ -66,14 +66,18 @@ def ensure_env() -> None:
 
 
 def ensure_site_assets() -> None:
-    """Install the site's front-end packages from ``package-lock.json`` (exact versions and sha512
-    hashes) and copy what the pages load into ``docs/assets/vendor``, so the site needs no CDN."""
-    lock = json.loads((ROOT / "package-lock.json").read_text(encoding="utf-8"))
-    version = lock["packages"]["node_modules/katex"]["version"]
+    """Install the npm packages from ``package-lock.json`` (exact versions and sha512 hashes): KaTeX, and
+    axe-core for the accessibility tests. Copy what the pages load into ``docs/assets/vendor``, so the
+    site needs no CDN."""
+    lock_text = (ROOT / "package-lock.json").read_bytes()
+    lock = json.loads(lock_text)
     files = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
     target = ROOT / "docs" / "assets" / "vendor" / "katex"
-    stamp, wanted = target / ".installed", f"{version} {' '.join(files)}"
-    if stamp.exists() and stamp.read_text() == wanted:
+    # Any change to the lock (a new package such as axe-core, a new version) installs again, and so does
+    # a node_modules that lacks one of the locked packages.
+    stamp, wanted = target / ".installed", f"{hashlib.sha256(lock_text).hexdigest()} {' '.join(files)}"
+    installed = all((ROOT / path).is_dir() for path in lock["packages"] if path)
+    if installed and stamp.exists() and stamp.read_text() == wanted:
         return
     npm = shutil.which("npm")
     if npm is None:

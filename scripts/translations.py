@@ -28,6 +28,7 @@ import collections
 import difflib
 import hashlib
 import io
+import itertools
 import os
 import re
 import subprocess
@@ -455,6 +456,54 @@ def check_untranslated(pair: _Pair, locale: str) -> list[Problem]:
 #: Languages written in CJK characters, where a long run of English words is a sign of untranslated text.
 CJK_LOCALES = {"zh", "zh_TW", "ja", "ko"}
 
+#: What the reader sees of a Markdown line's ends: links by their text, no HTML tags or {: attribute lists},
+#: no emphasis markers; inline code and math stand as a Latin letter (a space beside them is intended).
+_MARKUP_END = re.compile(r"[\s*_~]+$")
+_MARKUP_START = re.compile(r"^\s*(?:>\s*)*(?:(?:\*\*?|__?|~~)(?=\S)|\[)*")
+_NEW_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||!!!|\?\?\?|\$\$|<)")
+
+
+def _visible(line: str) -> str:
+    line = re.sub(r"`[^`\n]*`|\$[^$\n]+\$", "x", line)
+    line = LINK.sub(lambda m: m["text"], line)
+    line = re.sub(r"<[^>\n]+>|\{\s*[:#.][^}\n]*\}", "", line)
+    return _MARKUP_START.sub("", _MARKUP_END.sub("", line))
+
+
+#: Full-width punctuation (。，、：；（）“”…), which carries its own spacing: a space beside it is always a gap.
+CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
+
+
+def check_line_breaks(text: str, path: str) -> list[Problem]:
+    """Chinese prose broken across lines (GUIDE: no hard-wrapped Chinese lines). Markdown turns a line break
+    inside a paragraph into a space: between two CJK characters, or beside full-width punctuation, that is a
+    stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line."""
+    prose = without_code(text)
+    prose = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
+    prose = re.sub(r"^\$\$.*?^\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL | re.M)
+    lines = prose.splitlines()
+    problems = []
+    for number, (line, following) in enumerate(itertools.pairwise(lines), start=1):
+        if not line.strip() or not following.strip() or re.match(r"\s*(?:#{1,6}\s|\||!!!|\?\?\?)", line):
+            continue
+        if _NEW_BLOCK.match(following.lstrip(">").lstrip() if line.lstrip().startswith(">") else following):
+            continue
+        end, start = _visible(line)[-1:], _visible(following)[:1]
+        if CJK.match(end) or CJK.match(start):
+            gap = (CJK.match(end) and CJK.match(start)) or CJK_PUNCTUATION.match(end) or CJK_PUNCTUATION.match(start)
+            problems.append(
+                Problem(
+                    path,
+                    number,
+                    f"a Chinese paragraph is broken across lines {number} and {number + 1}"
+                    f" (…{line.strip()[-12:]} / {following.strip()[:12]}…)"
+                    + ("; the break shows as a stray space in the sentence" if gap else ""),
+                    "Join the two lines: write each Chinese paragraph or list item on one line"
+                    + ("." if gap else ", with a space between the Chinese and the Latin text."),
+                )
+            )
+    return problems
+
 
 def glossary(root: Path = ROOT, locale: str = "zh") -> list[tuple[str, str, list[str]]]:
     """(English term, translated term, renderings to avoid) for every row of a glossary page's tables."""
@@ -525,6 +574,8 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     problems += check_blocks(pair)
     problems += check_links(pair)
     problems += check_untranslated(pair, locale)
+    if locale in CJK_LOCALES:
+        problems += check_line_breaks(pair.translation, tr_path)
     if page != "glossary.md":
         problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale))
     return sorted(problems, key=lambda problem: problem.line)

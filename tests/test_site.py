@@ -158,3 +158,82 @@ def test_the_external_request_check_can_fail() -> None:
         assert len(external_fetches(sample)) == 1, sample
     local = '<script src="../assets/javascripts/bundle.js"></script><link rel="stylesheet" href="/assets/x.css">'
     assert external_fetches(local) == []
+
+
+# ---------------------------------------------------------------------------------------------------
+# The page frame in the page's language
+# ---------------------------------------------------------------------------------------------------
+
+#: Strings of Material's page frame that mkdocs.yml and hooks/ui_language.py translate: the heading
+#: anchors' title, the palette toggle's names (title and aria-label), the meta description.
+FRAME_STRINGS = re.compile(
+    r'<a class="headerlink"[^>]*\btitle="(?P<permalink>[^"]*)"'
+    r'|<label class="md-header__button md-icon" title="(?P<toggle>[^"]*)" for="__palette_'
+    r'|<input class="md-option"[^>]*\baria-label="(?P<option>[^"]*)"'
+    r'|<meta name="description" content="(?P<description>[^"]*)"'
+)
+HAN = re.compile(r"[\u4e00-\u9fff]")
+PAGE_PAIR = ("masks/index.html", "zh/masks/index.html")
+
+
+def frame_strings(html: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for match in FRAME_STRINGS.finditer(html):
+        kind = match.lastgroup
+        found.setdefault(kind, set()).add(match.group(kind))
+    return found
+
+
+def test_the_page_frame_speaks_the_pages_language(site: Path) -> None:
+    """On every page (chapters, notebooks, the 404 page), these strings are in the page's language."""
+    wrong = []
+    pages = [path for path in sorted(site.rglob("*.html")) if "assets" not in path.relative_to(site).parts]
+    notebooks = list((ROOT / "docs" / "en" / "notebooks").glob("*.ipynb"))
+    assert len(pages) == 2 * (len(PAGES) + len(notebooks)) + 1  # both languages, and the 404 page
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        lang = re.search(r'<html[^>]*\blang="(\w+)', html).group(1)
+        found = frame_strings(html)
+        assert {"toggle", "option", "description"} <= found.keys(), path
+        for kind, strings in found.items():
+            for string in strings:
+                if (lang == "zh") != bool(HAN.search(string)):
+                    wrong.append(f"{path.relative_to(site)} (lang={lang}): {kind} {string!r}")
+    assert not wrong, "\n".join(wrong[:20])
+    # Chapter pages have heading anchors in both languages, each titled in its own.
+    english, chinese = (frame_strings((site / path).read_text(encoding="utf-8")) for path in PAGE_PAIR)
+    assert english["permalink"] == {"Permanent link"}
+    assert len(chinese["permalink"]) == 1
+    assert HAN.search(chinese["permalink"].pop())
+
+
+def test_the_frame_language_check_can_fail() -> None:
+    english = (
+        '<a class="headerlink" href="#x" title="Permanent link">¶</a>'
+        '<label class="md-header__button md-icon" title="Switch to dark mode" for="__palette_1" hidden>'
+        '<input class="md-option" data-md-color-media="x" aria-label="Switch to dark mode" type="radio">'
+        '<meta name="description" content="How attention works">'
+    )
+    assert frame_strings(english) == {
+        "permalink": {"Permanent link"},
+        "toggle": {"Switch to dark mode"},
+        "option": {"Switch to dark mode"},
+        "description": {"How attention works"},
+    }
+
+
+def test_the_404_page_is_english_and_leads_every_language_home(site: Path) -> None:
+    """GitHub Pages serves one 404 page for every address: the default language's, with a heading, a
+    sentence and a link home in each language; its language menu leads to each language's home page."""
+    html = (site / "404.html").read_text(encoding="utf-8")
+    assert re.search(r'<html[^>]*\blang="en"', html)
+    assert "<h1>Page not found</h1>" in html
+    menu = re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', html)
+    assert menu == [(BASE_PATH, "en"), (BASE_PATH + "zh/", "zh")], "the language menu must lead home"
+    alternates = re.findall(r'<link rel="alternate" href="([^"]*)" hreflang="(\w+)"', html)
+    assert alternates == [(BASE_PATH, "en"), (BASE_PATH + "zh/", "zh")]
+    chinese = re.search(r'<section class="not-found" lang="zh">(.*?)</section>', html, re.DOTALL)
+    assert chinese, "a part of the page in Chinese, marked lang=zh"
+    assert "<h2>页面不存在</h2>" in chinese.group(1)
+    assert re.search(rf'<a href="{BASE_PATH}zh/" hreflang="zh">前往中文首页</a>', chinese.group(1))
+    assert not (site / "zh" / "404.html").exists()

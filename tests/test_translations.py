@@ -44,6 +44,48 @@ def test_translation_passes_the_structure_checks(page: str) -> None:
     assert not problems, "\n".join(map(str, problems))
 
 
+#: Every Markdown file written in Chinese: the pages, and the READMEs and guides beside the English ones.
+CHINESE_MARKDOWN = sorted((ROOT / "docs" / "zh").rglob("*.md")) + sorted(ROOT.glob("*.zh-CN.md"))
+
+
+@pytest.mark.parametrize("path", CHINESE_MARKDOWN, ids=lambda path: path.relative_to(ROOT).as_posix())
+def test_no_chinese_line_is_hard_wrapped(path: Path) -> None:
+    """GUIDE: no hard-wrapped Chinese lines. A line break inside a paragraph shows as a space: between two
+    Chinese characters or beside full-width punctuation, a stray gap in the sentence."""
+    text = path.read_text(encoding="utf-8")
+    problems = translations.check_line_breaks(text, path.relative_to(ROOT).as_posix())
+    assert not problems, "\n".join(map(str, problems))
+
+
+def test_chinese_markdown_includes_the_readme_and_the_guide() -> None:
+    names = {path.name for path in CHINESE_MARKDOWN}
+    assert {"README.zh-CN.md", "CONTRIBUTING.zh-CN.md", "index.md", "glossary.md"} <= names
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("第一行\n第二行\n", [1]),  # two Chinese characters
+        ("它打印的内容，\n  其他任何差异\n", [1]),  # a list item's continuation line
+        ("名字：`batch`（批量）、\n`num_tokens`\n", [1]),  # beside full-width punctuation
+        ("见[注意力权重](attention-weights.md)\n**一节**\n", [1]),  # link text, emphasis
+        ("> 引用的第一行\n> 第二行\n", [1]),  # a quote
+        ("测试结果与\nPyTorch 一致\n", [1]),  # shows as the space the style wants, but still hard-wrapped
+        ("用 `view`\n拆分\n", [1]),
+        ("in English\nand more English\n", []),
+        ("# 标题\n正文\n", []),  # a heading is a block of its own
+        ("- 第一项\n- 第二项\n", []),
+        ("| 英文 | 中文 |\n|---|---|\n", []),
+        ('!!! note "注意"\n    正文\n', []),
+        ("第一段\n\n第二段\n", []),
+        ("```python\n# 注释\n# 注释\n```\n", []),  # code is not prose
+        ("<!-- 注释\n注释 -->\n", []),
+    ],
+)
+def test_the_line_break_check_can_fail(text: str, flagged: list[int]) -> None:
+    assert [problem.line for problem in translations.check_line_breaks(text, "x.md")] == flagged
+
+
 # ---------------------------------------------------------------------------------------------------
 # Freshness records
 # ---------------------------------------------------------------------------------------------------

@@ -1,0 +1,211 @@
+"""Accessibility in a real browser: axe-core finds no serious or critical violation, identifiers stay whole
+on a phone, regions that scroll take keyboard focus, and the 404 page serves readers of both languages.
+
+axe-core comes from npm (pinned in package-lock.json, installed by ``python3 dev.py`` with ``npm ci``) and
+is injected from node_modules into the page, so nothing is fetched from another host. Without it these
+tests skip, unless ``REQUIRE_BROWSER=1``, which turns a missing axe-core into a failure, as it does a
+missing browser (conftest.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: WCAG 2.0, 2.1 and 2.2 at levels A and AA, and axe's best practices.
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+FAILING_IMPACTS = ("serious", "critical")
+#: One page of each kind: the home page, a chapter, a notebook, the glossary.
+PAGES = {"home": "", "chapter": "multi-head/", "notebook": "notebooks/multi-head/", "glossary": "glossary/"}
+LANGUAGES = {"en": "", "zh": "zh/"}
+#: Material picks its palette from the reader's prefers-color-scheme (mkdocs.yml).
+SCHEMES = {"light": "default", "dark": "slate"}
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+#: Where GitHub Pages serves the site (site_url in mkdocs.yml): the 404 page's links start with it.
+BASE_PATH = urlsplit("https://attention-docs.github.io/attention-docs/").path
+
+
+@pytest.fixture(scope="session")
+def axe(base_url: str) -> Path:
+    if not AXE.is_file():
+        missing = f"axe-core is not installed at {AXE.relative_to(ROOT)} (python3 dev.py test installs it)"
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(missing)
+    return AXE
+
+
+def load(page, url: str) -> None:
+    """Open ``url`` and wait until the page has loaded and the network is quiet. (A notebook page is large:
+    waiting for network idle alone can return while the browser is still parsing it.)"""
+    page.goto(url, wait_until="load")
+    page.wait_for_load_state("networkidle")
+
+
+def serious_violations(page, axe: Path) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now, one line per element: the rule,
+    its impact, a selector for the element and the element's HTML."""
+    page.add_script_tag(path=str(axe))
+    violations = page.evaluate(
+        "async tags => (await axe.run(document, {runOnly: {type: 'tag', values: tags}})).violations",
+        TAGS,
+    )
+    return [
+        f"{violation['id']} ({violation['impact']}): {' '.join(map(str, node['target']))}\n"
+        f"    {node['html'][:300]}\n    {node['failureSummary'].splitlines()[-1].strip()}"
+        for violation in violations
+        if violation["impact"] in FAILING_IMPACTS
+        for node in violation["nodes"]
+    ]
+
+
+def _scheme(page) -> str:
+    return page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+
+
+@pytest.mark.parametrize(("scheme", "viewport"), [("light", DESKTOP), ("dark", DESKTOP), ("light", PHONE)])
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("kind", PAGES)
+def test_axe_finds_no_serious_violation(page, base_url: str, axe: Path, kind, lang, scheme, viewport) -> None:
+    page.set_viewport_size(viewport)
+    page.emulate_media(color_scheme=scheme)
+    load(page, base_url + LANGUAGES[lang] + PAGES[kind])
+    assert _scheme(page) == SCHEMES[scheme]
+    violations = serious_violations(page, axe)
+    assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize(("lang", "query"), [("en", "attention"), ("zh", "注意力")])
+def test_axe_finds_no_serious_violation_in_the_search_dialog(page, base_url: str, axe: Path, lang, query, scheme):
+    page.set_viewport_size(DESKTOP)
+    page.emulate_media(color_scheme=scheme)
+    load(page, base_url + LANGUAGES[lang])
+    page.locator(".site-search__open").click()
+    page.keyboard.insert_text(query)
+    page.locator(".site-search__result").first.wait_for(timeout=15_000)
+    assert _scheme(page) == SCHEMES[scheme]
+    violations = serious_violations(page, axe)
+    assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_glossary_identifiers_stay_whole_on_a_phone(page, base_url: str, lang: str) -> None:
+    page.set_viewport_size(PHONE)
+    load(page, base_url + LANGUAGES[lang] + "glossary/")
+    codes = page.evaluate(
+        "[...document.querySelectorAll('.md-typeset table code')].map(code => [code.textContent,"
+        " code.getClientRects().length])"
+    )
+    assert len(codes) > 20, "the glossary's tables name the code's identifiers"
+    split = [text for text, lines in codes if lines > 1]
+    assert split == [], f"identifiers broken across lines: {split}"
+    # The page itself never scrolls sideways: a table wider than the phone scrolls inside its own box,
+    # and that box takes keyboard focus.
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    boxes = page.evaluate(
+        "[...document.querySelectorAll('.md-typeset__scrollwrap')].map(box => [box.scrollWidth > box.clientWidth,"
+        " box.tabIndex])"
+    )
+    assert any(wide for wide, _ in boxes), "on a phone, the glossary's tables are wider than the screen"
+    assert all(tab_index == 0 for wide, tab_index in boxes if wide)
+
+
+def test_only_regions_that_scroll_are_tab_stops(page, base_url: str) -> None:
+    """On a phone the notebook's code cells scroll and take focus; on a wide screen those that fit give
+    it back, so a reader tabbing through the page never stops on a region that does not scroll."""
+    page.set_viewport_size(PHONE)
+    load(page, base_url + PAGES["notebook"])
+    check = (
+        "[...document.querySelectorAll('[data-scroll-focus]')].map(region => [region.tabIndex,"
+        " region.scrollWidth > region.clientWidth || region.scrollHeight > region.clientHeight])"
+    )
+    on_a_phone = page.evaluate(check)
+    assert len(on_a_phone) >= 10
+    assert all(state == [0, True] for state in on_a_phone), on_a_phone
+    page.set_viewport_size({"width": 2400, "height": 900})
+    page.wait_for_function(f"document.querySelectorAll('[data-scroll-focus]').length < {len(on_a_phone)}")
+    assert all(state == [0, True] for state in page.evaluate(check))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The 404 page, served as GitHub Pages serves it: the site under /attention-docs/, and 404.html with
+# status 404 for any address that has no file.
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pages_url(site: Path, base_url: str) -> Iterator[str]:
+    class GitHubPages(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def translate_path(self, path: str) -> str:
+            if not path.startswith(BASE_PATH):
+                return str(site / "no such file")
+            return super().translate_path("/" + path.removeprefix(BASE_PATH))
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            if code != 404:
+                super().send_error(code, message, explain)
+                return
+            body = (site / "404.html").read_bytes()
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(GitHubPages, directory=str(site)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}{BASE_PATH}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("missing", ["no-such-page/", "zh/no-such-page/", "zh/notebooks/no-such-notebook/"])
+def test_the_404_page_leads_readers_of_both_languages_home(page, pages_url: str, missing: str) -> None:
+    failed = []
+    # (Material asks for a sitemap.xml beside each language's link, and quietly does without one: see
+    # test_browser.py.)
+    sitemap = "/sitemap.xml"
+    page.on(
+        "response",
+        lambda response: response.status >= 400 and not response.url.endswith(sitemap) and failed.append(response.url),
+    )
+    response = page.goto(pages_url + missing, wait_until="load")
+    assert response.status == 404
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert page.locator("h1").inner_text() == "Page not found"
+    # The page's own styles and scripts loaded (only the page itself answered 404).
+    assert failed == [pages_url + missing]
+    assert page.locator(".md-header").evaluate("header => getComputedStyle(header).position") == "sticky"
+    # The language menu leads to each language's home page, not to some page built last (a notebook).
+    menu = page.locator("a.md-select__link").evaluate_all("links => links.map(link => [link.hreflang, link.href])")
+    assert menu == [["en", pages_url], ["zh", pages_url + "zh/"]]
+    # The Chinese reader gets a heading and a sentence in Chinese, and a link to the Chinese home page.
+    chinese = page.locator('section[lang="zh"]')
+    assert chinese.locator("h2").inner_text() == "页面不存在"
+    chinese.locator('a[hreflang="zh"]').click()
+    page.wait_for_load_state("load")
+    assert page.url == pages_url + "zh/"
+    assert page.evaluate("document.documentElement.lang") == "zh"
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_axe_finds_no_serious_violation_on_the_404_page(page, pages_url: str, axe: Path, scheme: str) -> None:
+    page.emulate_media(color_scheme=scheme)
+    load(page, pages_url + "no-such-page/")
+    assert _scheme(page) == SCHEMES[scheme]
+    violations = serious_violations(page, axe)
+    assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
