@@ -1,8 +1,9 @@
 """Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
 
-Requirements: Python 3.10 or newer, and Node.js with npm for the site's front-end files (KaTeX) and the
-accessibility tests (axe-core). The first run creates ``.venv`` and installs what the task needs; later
-runs reinstall only when ``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
+Requirements: Python 3.10 or newer, and Node.js with npm to install KaTeX (the build typesets the site's
+formulas with it; pages with math load its stylesheet and fonts) and axe-core (the accessibility tests).
+The first run creates ``.venv`` and installs what the task needs; later runs reinstall only when
+``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
 
 Environment variables:
     TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below).
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,29 +68,41 @@ def ensure_env() -> None:
 
 
 def ensure_site_assets() -> None:
-    """Install the npm packages from ``package-lock.json`` (exact versions and sha512 hashes): KaTeX, and
-    axe-core for the accessibility tests. Copy what the pages load into ``docs/assets/vendor``, so the
-    site needs no CDN."""
+    """Install the npm packages from ``package-lock.json`` (exact versions and sha512 hashes): KaTeX, which
+    the build runs itself (``node_modules/katex/dist/katex.min.js``, hooks/math.py), and axe-core for the
+    accessibility tests. What a page with math loads, KaTeX's stylesheet and its fonts, is copied into
+    ``docs/assets/vendor``, so the site needs no CDN."""
     lock_text = (ROOT / "package-lock.json").read_bytes()
     lock = json.loads(lock_text)
-    files = ("katex.min.js", "katex.min.css", "contrib/auto-render.min.js")
+    version = lock["packages"]["node_modules/katex"]["version"]
     target = ROOT / "docs" / "assets" / "vendor" / "katex"
-    # Any change to the lock (a new package such as axe-core, a new version) installs again, and so does
-    # a node_modules that lacks one of the locked packages.
-    stamp, wanted = target / ".installed", f"{hashlib.sha256(lock_text).hexdigest()} {' '.join(files)}"
+    dist = ROOT / "node_modules" / "katex" / "dist"
+    # Any change to the lock (a new package, a new version) installs again, and so does a node_modules
+    # that lacks one of the locked packages.
+    stamp, wanted = target / ".installed", f"{hashlib.sha256(lock_text).hexdigest()} katex.min.css fonts/*.woff2"
     installed = all((ROOT / path).is_dir() for path in lock["packages"] if path)
-    if installed and stamp.exists() and stamp.read_text() == wanted:
+    if installed and stamp.exists() and stamp.read_text() == wanted and (dist / "katex.min.js").is_file():
         return
     npm = shutil.which("npm")
     if npm is None:
         sys.exit("dev.py: npm was not found; install Node.js (with npm) to build the site")
     run(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
-    dist = ROOT / "node_modules" / "katex" / "dist"
     shutil.rmtree(target, ignore_errors=True)
-    for name in files:
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(dist / name, target / name)
-    shutil.copytree(dist / "fonts", target / "fonts")
+    (target / "fonts").mkdir(parents=True)
+    # Every browser the site supports reads woff2, the first source of each @font-face: the woff and ttf
+    # fallbacks after it are never fetched, so neither they nor the CSS's references to them are shipped.
+    css = (dist / "katex.min.css").read_text(encoding="utf-8")
+    css, fallbacks = re.subn(
+        r',url\(fonts/[\w-]+\.woff\) format\("woff"\),url\(fonts/[\w-]+\.ttf\) format\("truetype"\)', "", css
+    )
+    fonts = sorted((dist / "fonts").glob("*.woff2"))
+    if fallbacks != len(fonts) or len(re.findall(r"url\(", css)) != len(fonts):
+        sys.exit(
+            f"dev.py: katex.min.css {version} does not list its fonts as woff2, woff, ttf; update ensure_site_assets"
+        )
+    (target / "katex.min.css").write_text(css, encoding="utf-8")
+    for font in fonts:
+        shutil.copy2(font, target / "fonts" / font.name)
     stamp.write_text(wanted)
 
 

@@ -47,10 +47,20 @@ def test_page_loads_everything_from_the_site_itself_without_errors(page, base_ur
     elsewhere = sorted({request for request in requests if urlsplit(request).netloc not in {own_host, ""}})
     assert elsewhere == [], f"{url} asked another host for: {elsewhere}"
     assert errors == [], f"{url}: {errors}"
-    # Every formula was typeset by KaTeX, and none failed to parse; no TeX is left in a notebook's text.
+    # Every formula was typeset by KaTeX (at build time, hooks/math.py), and none failed to parse; no TeX is
+    # left in a notebook's text. KaTeX's stylesheet and fonts come from the site, on pages with math only,
+    # and no page loads a script to typeset math.
     formulas = page.locator(".arithmatex")
-    assert page.locator(".arithmatex .katex").count() >= formulas.count()
+    assert page.locator(".arithmatex .katex").count() == formulas.count()
     assert page.locator(".katex-error").count() == 0
+    katex = [urlsplit(request).path for request in requests if "katex" in request.lower()]
+    if formulas.count():
+        assert any(path.endswith("/assets/vendor/katex/katex.min.css") for path in katex), url
+        assert any(path.endswith(".woff2") for path in katex), f"{url}: KaTeX's fonts"
+    else:
+        assert katex == [], f"{url} has no math but loads {katex}"
+    scripts = page.evaluate("[...document.scripts].map(script => script.src)")
+    assert [src for src in scripts if re.search(r"katex|auto-render|math\.js|mathjax", src, re.IGNORECASE)] == []
     leftover = page.evaluate(
         "[...document.querySelectorAll('.jp-RenderedMarkdown')]"
         ".map(cell => { const copy = cell.cloneNode(true); copy.querySelectorAll('.katex, code, pre')"

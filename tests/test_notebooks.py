@@ -121,10 +121,12 @@ def test_notebook_is_rendered_on_the_site_with_download_and_colab(site: Path, la
     # Colab: the same file in the repository.
     colab = f"https://colab.research.google.com/github/attention-docs/attention-docs/blob/main/docs/{lang}/notebooks/{page}.ipynb"
     assert f'href="{colab}"' in html
-    # No formula is left to MathJax (mkdocs-jupyter's default loads it from a CDN); KaTeX typesets them.
+    # No formula is left to MathJax (mkdocs-jupyter's default loads it from a CDN): KaTeX typeset them at
+    # build time (tests/test_math.py counts them), and the page loads no math script at all.
     scripts = re.findall(r'<script[^>]*\bsrc="([^"]*)"', html)
-    assert [src for src in scripts if "mathjax" in src.lower()] == []
-    assert "assets/vendor/katex/contrib/auto-render.min.js" in " ".join(scripts)
+    assert [src for src in scripts if re.search("mathjax|katex|math\\.js", src, re.IGNORECASE)] == []
+    assert "x-mathjax-config" not in html
+    assert '<span class="katex">' in html
 
 
 @pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)

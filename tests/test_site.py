@@ -97,16 +97,19 @@ def test_language_switcher_keeps_the_reader_on_the_same_page(site: Path, page: s
 
 
 def test_math_is_typeset_by_the_sites_own_katex(site: Path) -> None:
+    """At build time (hooks/math.py): the page holds KaTeX's output, and loads only KaTeX's stylesheet."""
     html = (site / "index.html").read_text(encoding="utf-8")
-    assert '<span class="arithmatex">' in html, "the home page shows a formula"
-    for asset in (
-        "assets/vendor/katex/katex.min.js",
-        "assets/vendor/katex/katex.min.css",
-        "assets/javascripts/math.js",
-    ):
-        assert (site / asset).is_file(), asset
-        assert asset in html
+    # The home page shows a formula: its HTML and MathML, and no TeX for a script to typeset.
+    assert '<span class="arithmatex"><span class="katex"><span class="katex-mathml"><math xmlns=' in html
+    assert '<span class="arithmatex">\\(' not in html
+    css = "assets/vendor/katex/katex.min.css"
+    assert (site / css).is_file()
+    assert f'<link rel="stylesheet" href="{css}">' in html
     assert list((site / "assets/vendor/katex/fonts").glob("KaTeX_Main-Regular.woff2"))
+    # No script typesets in the browser any more.
+    for script in ("katex.min.js", "auto-render.min.js", "math.js"):
+        assert script not in html, script
+        assert not list(site.rglob(script)), script
 
 
 def test_every_local_reference_resolves(site: Path) -> None:
