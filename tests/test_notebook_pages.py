@@ -85,18 +85,21 @@ def test_notebook_uses_the_whole_content_width(page, base_url: str, lang: str, n
         assert code_share >= 0.95, f"{_url(lang, name)} on a phone: a code cell uses {code_share:.0%} of the column"
 
 
-# An element sticks out when it reaches past the column and no scrolling box within the column holds it
-# (a box that merely clips, overflow: hidden, cuts the line off: that counts as sticking out too).
+# An element sticks out when it reaches past the column and no scrolling box inside its cell, within the
+# column, holds it: a box that merely clips (overflow: hidden) cuts the line off, and the notebook scrolling
+# sideways as a whole would move every cell; both count as sticking out.
 OVERFLOW = """() => {
   const right = document.querySelector("article.md-content__inner").getBoundingClientRect().right + 1;
   const scrolledWithin = e => {
-    for (let p = e.parentElement; p; p = p.parentElement)
+    for (let p = e.parentElement; p && !p.classList.contains("jp-Notebook"); p = p.parentElement)
       if (["auto", "scroll"].includes(getComputedStyle(p).overflowX) && p.getBoundingClientRect().right <= right)
         return true;
     return false;
   };
+  // HTML boxes only: an icon's SVG paths and KaTeX's MathML (for screen readers) are clipped on purpose.
   const sticking = [...document.querySelectorAll(".jupyter-wrapper .jp-Cell *")]
-    .filter(e => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > right && !scrolledWithin(e))
+    .filter(e => e instanceof HTMLElement && e.getBoundingClientRect().width > 0)
+    .filter(e => e.getBoundingClientRect().right > right && !scrolledWithin(e))
     .map(e => e.className || e.tagName);
   return {scrollWidth: document.documentElement.scrollWidth, innerWidth, sticking: [...new Set(sticking)].slice(0, 5)};
 }"""
