@@ -90,6 +90,9 @@ def test_notebook_uses_the_whole_content_width(page, base_url: str, lang: str, n
 # sideways as a whole would move every cell; both count as sticking out.
 OVERFLOW = """() => {
   const right = document.querySelector("article.md-content__inner").getBoundingClientRect().right + 1;
+  // Where the content ends: wrapped inline code repeats its padding at the line's end (Material's
+  // box-decoration-break), which may overhang the column by a few pixels without hiding any text.
+  const end = e => e.getBoundingClientRect().right - parseFloat(getComputedStyle(e).paddingRight);
   const scrolledWithin = e => {
     for (let p = e.parentElement; p && !p.classList.contains("jp-Notebook"); p = p.parentElement)
       if (["auto", "scroll"].includes(getComputedStyle(p).overflowX) && p.getBoundingClientRect().right <= right)
@@ -99,7 +102,7 @@ OVERFLOW = """() => {
   // HTML boxes only: an icon's SVG paths and KaTeX's MathML (for screen readers) are clipped on purpose.
   const sticking = [...document.querySelectorAll(".jupyter-wrapper .jp-Cell *")]
     .filter(e => e instanceof HTMLElement && e.getBoundingClientRect().width > 0)
-    .filter(e => e.getBoundingClientRect().right > right && !scrolledWithin(e))
+    .filter(e => end(e) > right && !scrolledWithin(e))
     .map(e => e.className || e.tagName);
   return {scrollWidth: document.documentElement.scrollWidth, innerWidth, sticking: [...new Set(sticking)].slice(0, 5)};
 }"""
