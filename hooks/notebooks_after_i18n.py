@@ -5,10 +5,15 @@ with plain ``File`` objects. That drops the notebook files mkdocs-jupyter had ma
 and MkDocs then copies each ``.ipynb`` through as its raw JSON under ``index.html``, with a green
 ``--strict`` build (ultrabug/mkdocs-static-i18n#198). Running mkdocs-jupyter's own ``on_files`` once
 more, after i18n, marks them again. ``tests/test_notebooks.py`` checks the rendered pages.
+
+The same hook also finishes the notebook pages that mkdocs-jupyter renders (``tests/test_notebook_pages.py``):
+their headings get the chapter's ids, the CSS that mkdocs-jupyter inlines into every page moves into one
+shared stylesheet, the code cells' copy button speaks the page's language, and i18n's sitemap lists them.
 """
 
 from __future__ import annotations
 
+import ast
 import html as html_module
 import json
 import os
@@ -23,6 +28,16 @@ from mkdocs.structure.files import Files
 from mkdocs_jupyter.plugin import NotebookFile
 
 HEADING = re.compile(r'<h(?P<level>[1-6]) id="(?P<id>[^"]*)"(?P<rest>[^>]*>.*?</h(?P=level)>)', re.DOTALL)
+STYLE = re.compile(r"<style[^>]*>(?P<css>.*?)</style>", re.DOTALL)
+# mkdocs-jupyter's template (templates/mkdocs_html/notebook.html.j2) puts its styles before the notebook,
+# between these two markers, and its copy buttons inside it.
+WRAPPER_START, WRAPPER_END = '<div class="jupyter-wrapper">', "</div> <!-- jupyter-wrapper -->"
+COPY_LABEL, COPIED = 'aria-label="Copy to Clipboard"', '<span class="notice" hidden="">Copied!</span>'
+#: Where the CSS that mkdocs-jupyter inlines into every notebook page is served from, once for the whole site
+#: (overrides/main.html links it on notebook pages).
+NOTEBOOK_CSS = "assets/stylesheets/jupyter.css"
+#: This build's notebook CSS: the same for every notebook page, written once after the build.
+_shared_css: dict[str, str] = {}
 
 
 def _url(src_uri: str, locale: str, default: str) -> str:
@@ -50,12 +65,57 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
         # i18n found no other-language versions of a file it did not take for a page, so the language
         # switcher would jump to the other language's home page; point it at the same notebook instead.
         notebook.alternates = {
-            language.locale: SimpleNamespace(locale=language.locale, url=_url(file.src_uri, language.locale, default))
+            # page=None: i18n's sitemap.xml template then builds the address from the url.
+            language.locale: SimpleNamespace(
+                locale=language.locale, url=_url(file.src_uri, language.locale, default), page=None
+            )
             for language in i18n.config.languages
         }
         files.remove(file)
         files.append(notebook)
+    # i18n's sitemap.xml lists the documentation pages it saw in its own on_files, before the notebooks were
+    # pages: give it this language's list again, notebooks included.
+    i18n.i18n_files_per_language[i18n.current_language] = files.documentation_pages()
     return files
+
+
+def _shared_stylesheet(html: str, src_uri: str) -> str:
+    """Take the ``<style>`` blocks that mkdocs-jupyter inlines into every notebook page out of ``html``.
+
+    mkdocs-jupyter has no option to link its CSS instead (its template, including the styles, is fixed:
+    danielfrg/mkdocs-jupyter#178), so every notebook page carried about 595 KB of the same JupyterLab and
+    code-colour CSS. The blocks before the notebook go, once, into NOTEBOOK_CSS; the block that the plugin
+    appends after the notebook (the code colours again, written as a Python list) is dropped. Styles inside
+    the notebook, which a cell's output may carry, stay where they are.
+    """
+    start, end = html.find(WRAPPER_START), html.rfind(WRAPPER_END)
+    if start == -1 or end == -1:
+        raise PluginError(f"{src_uri}: mkdocs-jupyter's notebook wrapper not found; has its template changed?")
+    end += len(WRAPPER_END)
+    head, notebook, tail = html[:start], html[start:end], html[end:]
+    css = "\n".join(match["css"].strip() for match in STYLE.finditer(head)) + "\n"
+    for match in STYLE.finditer(tail):
+        repeated = ast.literal_eval(match["css"].strip())
+        if not all(block.strip() in css for block in repeated):
+            raise PluginError(f"{src_uri}: mkdocs-jupyter appends CSS that is not in its template's styles")
+    if _shared_css.setdefault("css", css) != css:
+        raise PluginError(f"{src_uri}: mkdocs-jupyter's CSS differs between notebook pages; one file cannot serve them")
+    return STYLE.sub("", head) + notebook + STYLE.sub("", tail)
+
+
+def _localise_copy_buttons(html: str, src_uri: str, config: MkDocsConfig) -> str:
+    """Label the code cells' copy buttons in the page's language, with Material's own words for it.
+
+    mkdocs-jupyter writes them in English on every page; Material's code blocks say the same in the
+    page's language (partials/languages/), and so do these now.
+    """
+    buttons = html.count("<clipboard-copy")
+    if html.count(COPY_LABEL) != buttons or html.count(COPIED) != buttons:
+        raise PluginError(f"{src_uri}: mkdocs-jupyter's copy button has changed; update hooks/notebooks_after_i18n.py")
+    lang = config.theme.get_env().get_template("partials/language.html").make_module({"config": config})
+    copy, copied = (html_module.escape(str(lang.t(key)).strip()) for key in ("clipboard.copy", "clipboard.copied"))
+    html = html.replace(COPY_LABEL, f'aria-label="{copy}" title="{copy}"')
+    return html.replace(COPIED, f'<span class="notice" hidden="">{copied}</span>')
 
 
 def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
@@ -67,6 +127,7 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
     """
     if not isinstance(page.file, NotebookFile):
         return html
+    html = _localise_copy_buttons(_shared_stylesheet(html, page.file.src_uri), page.file.src_uri, config)
     metadata = json.loads(Path(page.file.abs_src_path).read_text(encoding="utf-8"))["metadata"]["attention_docs"]
     heading_ids = metadata["heading_ids"]
     found = len(HEADING.findall(html))
@@ -98,3 +159,11 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
     # The notebook is generated from its chapter page: "edit this page" opens that page's source.
     page.edit_url = config.edit_uri + metadata["source"].removeprefix("docs/")
     return html
+
+
+def on_post_build(config: MkDocsConfig) -> None:
+    """Write the notebook pages' shared stylesheet (every language's build writes the same file)."""
+    if "css" in _shared_css:
+        path = Path(config.site_dir) / NOTEBOOK_CSS
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_shared_css["css"], encoding="utf-8")
