@@ -170,7 +170,7 @@ def test_download_is_named_per_language_and_is_that_languages_notebook(
     assert download.value.suggested_filename == expected
     # The file the button points to is in the site, and it is this language's notebook.
     href = page.locator(".notebook-download").get_attribute("href")
-    served = site / urlsplit(urljoin(base_url + _url(lang, name), href)).path.lstrip("/")
+    served = site / urlsplit(urljoin(base_url + _url(lang, name), href)).path.removeprefix(urlsplit(base_url).path)
     assert served.is_file(), f"{served} is missing"
     assert json.loads(served.read_bytes()) == json.loads((DOCS / lang / "notebooks" / f"{name}.ipynb").read_bytes())
     download.value.cancel()

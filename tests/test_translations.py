@@ -432,6 +432,8 @@ def copy(tmp_path: Path) -> Path:
     _git(root, "init", "-q")
     _git(root, "add", ".")
     _git(root, "commit", "-q", "-m", "copy")
+    # The npm packages, as dev.py installed them: the build runs KaTeX from node_modules (hooks/math.py).
+    (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     return root
 
 
