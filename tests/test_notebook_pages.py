@@ -186,9 +186,12 @@ def test_copy_buttons_speak_the_page_language(page, base_url: str, lang: str, na
     first = buttons.first
     first.scroll_into_view_if_needed()
     first.click()
+    from playwright.sync_api import expect
+
+    # The notice appears once the clipboard has taken the text (asynchronously), then fades.
     notice = first.locator(".notice")
-    assert notice.is_visible()
-    assert notice.inner_text() == WORDS[lang]["copied"]
+    expect(notice).to_be_visible()
+    expect(notice).to_have_text(WORDS[lang]["copied"])
 
 
 # ---------------------------------------------------------------------------------------------------
