@@ -49,16 +49,16 @@ NOT_CONTENT = [
 ]
 
 
-def indexed_pages(site: Path, languages: list[str]) -> list[Path]:
-    """The built pages that search finds, in every language (``languages``: the locale prefixes)."""
-    pages = []
+def indexed_pages(site: Path, languages: list[str]) -> dict[str, str]:
+    """The built pages that search finds, in every language (``languages``: the locale prefixes): each
+    page's path in the site (``zh/masks/index.html``) and within its language (``masks/index.html``)."""
+    pages = {}
     for path in sorted(site.rglob("*.html")):
         relative = path.relative_to(site).as_posix()
-        parts = relative.split("/", 1)
-        if parts[0] in languages and len(parts) == 2:
-            relative = parts[1]
-        if not relative.startswith(NOT_INDEXED) and relative not in NOT_INDEXED:
-            pages.append(path)
+        language, _, rest = relative.partition("/")
+        within = rest if language in languages and rest else relative
+        if not within.startswith(NOT_INDEXED):
+            pages[relative] = within
     return pages
 
 
@@ -90,16 +90,13 @@ def indexed_text(html: str, weight: float = 1.0) -> str:
     return html
 
 
-async def _index(site: Path, pages: list[Path], languages: list[str]) -> None:
+async def _index(site: Path, pages: dict[str, str]) -> None:
     # Pagefind writes the index into the site when the context closes (output_path).
     config = IndexConfig(exclude_selectors=NOT_CONTENT, output_path=str(site / "pagefind"))
     async with PagefindIndex(config=config) as index:
-        for path in pages:
-            relative = path.relative_to(site).as_posix()
-            language, _, within = relative.partition("/")
-            weight = REFERENCE.get(within if language in languages else relative, 1.0)
+        for relative, within in pages.items():
             url = "/" + relative.removesuffix("index.html")
-            html = indexed_text(path.read_text(encoding="utf-8"), weight)
+            html = indexed_text((site / relative).read_text(encoding="utf-8"), REFERENCE.get(within, 1.0))
             result = await index.add_html_file(content=html, url=url)
             if not result["page_word_count"]:
                 raise PluginError(f"search: Pagefind found no words on {url}")
@@ -114,4 +111,4 @@ def on_post_build(config: MkDocsConfig) -> None:
     pages = indexed_pages(site, languages)
     if not pages:
         raise PluginError(f"search: no page to index under {site}")
-    asyncio.run(_index(site, pages, languages))
+    asyncio.run(_index(site, pages))

@@ -100,7 +100,9 @@
   }
 
   function pagefindResult(page) {
-    const sections = page.sub_results.filter((sub) => sub.url !== page.url && !sub.url.endsWith(`#${page.anchors.find((a) => a.element === "h1")?.id}`));
+    // The page's own title is the result itself, not one of its sections.
+    const title = `#${page.anchors.find((anchor) => anchor.element === "h1")?.id}`;
+    const sections = page.sub_results.filter((sub) => sub.url !== page.url && !sub.url.endsWith(title));
     return {
       url: page.url,
       title: page.meta.title,
