@@ -6,7 +6,8 @@ The first run creates ``.venv`` and installs what the task needs; later runs rei
 ``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
 
 Environment variables:
-    TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below).
+    TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below), in
+                      .venv and in the environment that ``python3 dev.py package`` tests the wheel in.
     TORCH_INDEX_URL   an extra package index for torch, e.g. https://download.pytorch.org/whl/cpu
 """
 
@@ -19,7 +20,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tempfile
 import venv
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -29,20 +33,21 @@ TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
     "lint": "check the code with ruff (lint rules and formatting)",
+    "package": "build the sdist and wheel into dist/, check them, and test the wheel installed in a fresh venv",
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
 }
 
 
-def venv_bin(name: str) -> Path:
-    scripts = VENV / ("Scripts" if os.name == "nt" else "bin")
+def venv_bin(name: str, env: Path = VENV) -> Path:
+    scripts = env / ("Scripts" if os.name == "nt" else "bin")
     return scripts / (name + (".exe" if os.name == "nt" else ""))
 
 
-def run(*cmd: object) -> None:
+def run(*cmd: object, cwd: Path = ROOT) -> None:
     print("+", " ".join(str(c) for c in cmd), flush=True)
     # mkdocs is pinned below 2 in pyproject.toml, so Material's banner about MkDocs 2 is only noise.
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    subprocess.run([str(c) for c in cmd], cwd=ROOT, check=True, env=env)
+    subprocess.run([str(c) for c in cmd], cwd=cwd, check=True, env=env)
 
 
 def ensure_env() -> None:
@@ -106,6 +111,118 @@ def ensure_site_assets() -> None:
     stamp.write_text(wanted)
 
 
+#: The test files that test attention_lib alone (they need torch, hypothesis, numpy and tests/conftest.py,
+#: nothing of the site): ``python3 dev.py package`` runs them against the installed wheel.
+#: tests/test_package.py checks that every such file is listed.
+LIBRARY_TESTS = (
+    "test_bad_input.py",
+    "test_basics.py",
+    "test_book_values.py",
+    "test_equivalence.py",
+    "test_heads.py",
+    "test_masks.py",
+    "test_modules.py",
+)
+#: Run by the fresh environment's Python, outside the repository: the attention_lib it imports is the
+#: wheel's, in that environment's site-packages, and of the wheel's version (argv[1]).
+IMPORT_CHECK = """\
+import importlib.metadata
+import sys
+import sysconfig
+from pathlib import Path
+
+import attention_lib
+
+location = Path(attention_lib.__file__).resolve().parent
+print(f"attention_lib {attention_lib.__version__} imported from {location}")
+assert location.parent == Path(sysconfig.get_path("purelib")).resolve(), "not the installed wheel"
+assert attention_lib.__version__ == importlib.metadata.version("attention_lib") == sys.argv[1]
+"""
+#: Run with the library's tests, in the same pytest session: they exercised the installed wheel.
+INSTALLED_TEST = """\
+import sys
+import sysconfig
+from pathlib import Path
+
+import attention_lib
+
+
+def test_the_tests_import_the_installed_wheel():
+    location = Path(attention_lib.__file__).resolve().parent
+    assert location.parent == Path(sysconfig.get_path("purelib")).resolve(), location
+    assert {root!r} not in [str(Path(entry or ".").resolve()) for entry in sys.path]
+"""
+
+
+def check_archives(sdist: Path, wheel: Path) -> None:
+    """List both archives, and stop unless the wheel holds the package and nothing else, and the sdist
+    everything the wheel is built from."""
+    with zipfile.ZipFile(wheel) as archive:
+        in_wheel = sorted(archive.namelist())
+    with tarfile.open(sdist) as archive:
+        # Without the top folder, attention_lib-<version>/.
+        in_sdist = sorted(member.name.split("/", 1)[1] for member in archive.getmembers() if member.isfile())
+    for archive, names in ((wheel, in_wheel), (sdist, in_sdist)):
+        print(f"{archive.name}: {len(names)} entries", *(f"    {name}" for name in names), sep="\n")
+    package = {f"attention_lib/{path.name}" for path in (ROOT / "attention_lib").glob("*.py")}
+    package.add("attention_lib/py.typed")
+    dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info/"  # attention_lib-<version>.dist-info/
+    problems = [f"the wheel lacks {name}" for name in sorted(package - set(in_wheel))]
+    problems += [
+        f"the wheel holds {name}" for name in in_wheel if name not in package and not name.startswith(dist_info)
+    ]
+    needed = package | {"pyproject.toml", "LICENSE", "attention_lib/README.md", "PKG-INFO"}
+    problems += [f"the sdist lacks {name}" for name in sorted(needed - set(in_sdist))]
+    # Besides those, only what setuptools writes itself.
+    written = {"MANIFEST.in", "setup.cfg"}
+    problems += [
+        f"the sdist holds {name}"
+        for name in in_sdist
+        if name not in needed | written and not name.startswith("attention_lib.egg-info/")
+    ]
+    if problems:
+        sys.exit("dev.py package: " + "; ".join(problems))
+
+
+def package() -> None:
+    """Build the sdist and the wheel into ``dist/``, check them as PyPI will, and test the wheel as a reader
+    gets it: installed in a fresh virtual environment, imported from there, with the library's tests."""
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    # Without --sdist or --wheel, build makes the sdist and then the wheel from the unpacked sdist, so a file
+    # the sdist lacks fails here rather than for whoever builds from it.
+    run(venv_bin("python"), "-m", "build", "--outdir", dist)
+    (sdist,), (wheel,) = sorted(dist.glob("*.tar.gz")), sorted(dist.glob("*.whl"))
+    run(venv_bin("twine"), "check", "--strict", sdist, wheel)
+    check_archives(sdist, wheel)
+    version = wheel.name.split("-")[1]
+    with tempfile.TemporaryDirectory(prefix="attention_lib-package-") as temp:
+        env, cwd = Path(temp) / "venv", Path(temp) / "cwd"
+        print(f"creating {env}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(env)
+        cwd.mkdir()
+        pip = [venv_bin("python", env), "-m", "pip", "install", "--disable-pip-version-check"]
+        index = os.environ.get("TORCH_INDEX_URL")
+        # torch first, from its pin, as in ensure_env: the wheel's torch>=2.2 then pulls nothing more.
+        run(*pip, TORCH_SPEC, *(["--extra-index-url", index] if index else []))
+        run(*pip, wheel, "pytest", "hypothesis", "numpy")
+        (cwd / "check_import.py").write_text(IMPORT_CHECK, encoding="utf-8")
+        run(venv_bin("python", env), "check_import.py", version, cwd=cwd)
+        (cwd / "test_installed_wheel.py").write_text(INSTALLED_TEST.format(root=str(ROOT)), encoding="utf-8")
+        # The venv's pytest script, not `python -m pytest`, which would put the working directory on sys.path.
+        # The project's settings stay (strict markers, warnings as errors) but for its addopts, which load the
+        # pages' plugin (tests/doc_examples.py), and its pythonpath; the repository root is on no path.
+        run(
+            venv_bin("pytest", env),
+            *("-c", ROOT / "pyproject.toml", "--rootdir", ROOT, "-p", "no:cacheprovider"),
+            *("-o", "addopts=-p no:doctest --strict-markers -ra", "-o", "pythonpath="),
+            *(ROOT / "tests" / name for name in LIBRARY_TESTS),
+            cwd / "test_installed_wheel.py",
+            cwd=cwd,
+        )
+    print(f"dist/: {sdist.name} and {wheel.name}, tested as installed", flush=True)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in TASKS:
         print(__doc__)
@@ -127,6 +244,8 @@ def main(argv: list[str]) -> int:
         run(venv_bin("python"), "-m", "pytest", *cov, *args)
     elif task == "translations":
         run(venv_bin("python"), ROOT / "scripts" / "translations.py", *args)
+    elif task == "package":
+        package()
     elif task == "lint":
         run(venv_bin("ruff"), "check", ".")
         run(venv_bin("ruff"), "format", "--check", ".")
