@@ -134,3 +134,65 @@ def test_pull_requests_get_the_translation_notice() -> None:
     assert steps.index(notice) > next(
         i for i, step in enumerate(steps) if step.get("run") == "python dev.py docs --build"
     )
+
+
+def _uses(workflow: dict) -> list[tuple[str, dict]]:
+    """Each job's steps that use an action, as (job name, step)."""
+    return [(name, step) for name, job in workflow["jobs"].items() for step in job.get("steps", []) if "uses" in step]
+
+
+def test_every_action_is_pinned_to_one_sha_across_the_workflows() -> None:
+    pins: dict[str, set[str]] = {}
+    for workflow in WORKFLOWS:
+        for _, step in _uses(_load(workflow)):
+            action, _, ref = step["uses"].partition("@")
+            pins.setdefault(action, set()).add(ref)
+    assert {action: refs for action, refs in pins.items() if len(refs) > 1} == {}
+
+
+def test_the_release_publishes_only_tested_packages_from_version_tags() -> None:
+    release = _load(GITHUB / "workflows" / "release.yml")
+    assert release["on"] == {"push": {"tags": ["v*"]}}
+    build, publish = release["jobs"]["build"], release["jobs"]["publish"]
+    assert publish["needs"] == "build"
+    assert publish["if"] == "startsWith(github.ref, 'refs/tags/v')"
+    assert publish["environment"]["name"] == "pypi"
+    assert publish["environment"]["url"].startswith("https://pypi.org/project/attention_lib/")
+    # The build checks the tag against __version__ before `python dev.py package` builds and tests what is uploaded.
+    runs = [step.get("run", "") for step in build["steps"]]
+    tag_check = next(i for i, run in enumerate(runs) if "__version__" in run)
+    assert build["steps"][tag_check]["env"] == {"TAG": "${{ github.ref_name }}"}
+    assert tag_check < runs.index("python dev.py package")
+    setup_python = next(step for step in build["steps"] if step["uses"].startswith("actions/setup-python@"))
+    assert "cache" not in setup_python["with"], "what is published is built without a dependency cache"
+    (upload,) = [step for step in build["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
+    (download,) = [step for step in publish["steps"] if step.get("uses", "").startswith("actions/download-artifact@")]
+    assert upload["with"]["path"] == download["with"]["path"] == "dist/"
+    assert upload["with"]["name"] == download["with"]["name"]
+    # Every pull request and CI run builds and tests the package with the same command.
+    package = _load(GITHUB / "workflows" / "tests.yml")["jobs"]["package"]
+    assert [step["run"] for step in package["steps"] if "run" in step] == ["python dev.py package"]
+    assert "\npython3 dev.py package " in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_only_the_publish_job_may_get_an_oidc_token() -> None:
+    release = _load(GITHUB / "workflows" / "release.yml")
+    assert release["permissions"] == {"contents": "read"}
+    assert release["jobs"]["publish"]["permissions"] == {"id-token": "write"}
+    for workflow in WORKFLOWS:
+        data = _load(workflow)
+        for name, job in data["jobs"].items():
+            if "id-token" in job.get("permissions", {}) and (workflow.name, name) != ("release.yml", "publish"):
+                # GitHub Pages proves its deployment with the same token; nothing else may ask for one.
+                assert (workflow.name, name) == ("site.yml", "deploy"), f"{workflow.name}: {name}"
+
+
+def test_the_release_uses_trusted_publishing_and_no_stored_credential() -> None:
+    path = GITHUB / "workflows" / "release.yml"
+    publishes = [
+        (name, step) for name, step in _uses(_load(path)) if step["uses"].startswith("pypa/gh-action-pypi-publish@")
+    ]
+    assert [name for name, _ in publishes] == ["publish"]
+    for _, step in publishes:
+        assert not {"user", "password", "repository-url"} & set(step.get("with", {})), step
+    assert "secrets." not in path.read_text(encoding="utf-8")
