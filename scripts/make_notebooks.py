@@ -10,11 +10,13 @@ without executing them, and ``tests/test_notebooks.py`` runs every notebook in a
 compares). Library source shown on a page is not copied into the notebook: a note points to it in
 ``attention_lib``, which the notebook imports. Links to other pages point to the published site, and
 figures travel inside the notebook as attachments, so a downloaded notebook or one opened in Colab
-reads the same as the page.
+reads the same as the page. Its first code cell installs from PyPI the version of ``attention_lib`` that
+the pages were checked with (``attention_lib.__version__``) where another version, or none, is installed.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import functools
 import json
@@ -56,8 +58,10 @@ ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)"
 
 TEXT = {
     "en": {
-        "setup": "Run this first. It installs `attention_lib` from the repository if this Python does not"
-        " have it yet (in Colab, for example); anywhere else it does nothing.",
+        "setup": "Run this first. It installs `attention_lib` {version}, the version this notebook was checked"
+        " with, from PyPI if this Python has another version or none (in Colab, for example); anywhere else it"
+        " does nothing.",
+        "fallback": "If PyPI cannot be reached, install the same version from the repository:",
         "source": "The source of `{name}` is shown on [the page]({url}); here it is imported from"
         " `attention_lib` instead of copied. Read it with `inspect.getsource({name})` or in"
         " [the API reference]({api}).",
@@ -67,8 +71,10 @@ TEXT = {
         "kinds": {"note": "Note", "warning": "Warning", "tip": "Tip", "info": "Info", "question": "Question"},
     },
     "zh": {
-        "setup": "请先运行这个单元格。如果当前 Python 环境还没有 `attention_lib`（例如在 Colab 中），"
-        "它会从代码仓库安装；其他情况下它什么也不做。",
+        "setup": "请先运行这个单元格。如果当前 Python 环境没有安装 `attention_lib`，或者版本不是 {version}"
+        "（例如在 Colab 中），它会从 PyPI 安装 {version} 版，也就是验证本 notebook 时所用的版本；"
+        "否则它什么也不做。",
+        "fallback": "如果无法访问 PyPI，可以改为从代码仓库安装同一版本：",
         "source": "`{name}` 的源码展示在[对应页面]({url})上；这里直接从 `attention_lib` 导入，而不是复制一份。"
         "可以用 `inspect.getsource({name})` 查看，或者阅读 [API 参考]({api})。",
         "from_page": "本 notebook 由页面[{title}]({url})生成：代码和输出与页面完全相同，并由测试套件检查。",
@@ -76,6 +82,36 @@ TEXT = {
         "kinds": {"note": "注意", "warning": "警告", "tip": "提示", "info": "说明", "question": "问题"},
     },
 }
+
+
+def version() -> str:
+    """``attention_lib.__version__`` as this checkout's source states it, read without importing the package
+    (and torch with it)."""
+    module = ast.parse((ROOT / "attention_lib" / "__init__.py").read_text(encoding="utf-8"))
+    (value,) = [
+        ast.literal_eval(node.value)
+        for node in module.body
+        if isinstance(node, ast.Assign) and [ast.unparse(target) for target in node.targets] == ["__version__"]
+    ]
+    return value
+
+
+def install_cell(lang: str, repository: str) -> str:
+    """The notebook's first code cell: ``attention_lib`` at the pages' version, from PyPI, unless this Python
+    has that version already (where the test suite runs the notebooks, it does nothing). Its comment gives
+    the way round an unreachable PyPI: the same version from the repository's release tag."""
+    pinned = version()
+    return (
+        f"# {TEXT[lang]['fallback']}\n"
+        f'# %pip install "attention_lib @ git+{repository}@v{pinned}"\n'
+        "import importlib.metadata\n\n"
+        "try:\n"
+        '    installed = importlib.metadata.version("attention_lib")\n'
+        "except importlib.metadata.PackageNotFoundError:\n"
+        "    installed = None\n"
+        f'if installed != "{pinned}":\n'
+        f"    %pip install --quiet attention_lib=={pinned}\n"
+    )
 
 
 def settings() -> tuple[str, str]:
@@ -172,14 +208,8 @@ def notebook(page: str, lang: str) -> dict:
             + words["from_page"].format(title=title, url=page_url(site_url, lang, page))
             + f" [{words['colab']}]({colab})",
         ),
-        _cell("markdown", words["setup"]),
-        _cell(
-            "code",
-            "import importlib.util\nimport subprocess\nimport sys\n\n"
-            'if importlib.util.find_spec("attention_lib") is None:\n'
-            f'    package = "attention_lib @ git+{repository}"\n'
-            '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", package], check=True)\n',
-        ),
+        _cell("markdown", words["setup"].format(version=version())),
+        _cell("code", install_cell(lang, repository)),
     ]
     position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
     for block in blocks:

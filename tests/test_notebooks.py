@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 import translations
 from doc_examples import RUN, compare_output, fenced_blocks, shown_outputs
+from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 from sybil import Document
+
+import attention_lib
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "make_notebooks.py"
@@ -89,12 +94,39 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
         assert compare_output(shown, stored) is None, code
 
 
-def test_the_install_cell_does_nothing_where_attention_lib_is_installed() -> None:
-    notebook = json.loads(make_notebooks.target("masks", "en").read_text(encoding="utf-8"))
+def _install_calls(source: str) -> list[tuple[str, str]]:
+    """The magics (such as ``%pip install``) that running the cell ``source`` calls, as IPython would run it."""
+    calls = []
+    ipython = SimpleNamespace(run_line_magic=lambda name, line: calls.append((name, line)))
+    exec(TransformerManager().transform_cell(source), {"get_ipython": lambda: ipython})
+    return calls
+
+
+@pytest.mark.parametrize("lang", make_notebooks.LANGUAGES)
+def test_the_install_cell_does_nothing_where_attention_lib_is_installed(
+    lang: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It installs from PyPI exactly the version the pages were checked with, where another one or none is
+    installed, and names the fallback: the same version from the repository's release tag."""
+    version = attention_lib.__version__
+    notebook = json.loads(make_notebooks.target("masks", lang).read_text(encoding="utf-8"))
     install = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
     source = "".join(install["source"])
-    assert 'find_spec("attention_lib") is None' in source
-    assert "git+https://github.com/attention-docs/attention-docs" in source
+    fallback = f'# %pip install "attention_lib @ git+https://github.com/attention-docs/attention-docs@v{version}"\n'
+    assert fallback in source
+    assert importlib.metadata.version("attention_lib") == version
+    assert _install_calls(source) == []
+    pip = [("pip", f"install --quiet attention_lib=={version}")]
+    for other in ("0.0.1", None):
+
+        def installed(name: str, other: str | None = other) -> str:
+            assert name == "attention_lib"
+            if other is None:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return other
+
+        monkeypatch.setattr(importlib.metadata, "version", installed)
+        assert _install_calls(source) == pip, other
 
 
 # The built site --------------------------------------------------------------------------------------
