@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 from pathlib import Path
@@ -223,6 +224,44 @@ def test_the_frame_language_check_can_fail() -> None:
         "option": {"Switch to dark mode"},
         "description": {"How attention works"},
     }
+
+
+def _verified_with_words() -> dict[str, str]:
+    """The footer's versions line per language, as mkdocs.yml words it (extra.ui, overridden per language)."""
+    config = translations.config()
+    i18n = next(plugin["i18n"] for plugin in config["plugins"] if isinstance(plugin, dict) and "i18n" in plugin)
+    words = {"en": config["extra"]["ui"]["verified_with"]}
+    for language in i18n["languages"]:
+        ui = language.get("extra", {}).get("ui", {})
+        if "verified_with" in ui:
+            words[language["locale"]] = ui["verified_with"]
+    return words
+
+
+def test_every_footer_names_the_versions_the_examples_were_verified_with(site: Path) -> None:
+    """hooks/versions.py and overrides/partials/copyright.html: every page, in both languages, names exactly
+    the attention_lib and PyTorch installed where the suite runs the examples and builds the site, the package
+    linked to its release on PyPI; Material's own line stays."""
+    package, torch = importlib.metadata.version("attention_lib"), importlib.metadata.version("torch")
+    link = f'<a href="https://pypi.org/project/attention_lib/{package}/" class="md-copyright__version">'
+    names = {"attention_lib": f"{link}attention_lib {package}</a>"}
+    names["torch"] = f'<span class="md-copyright__version">PyTorch {torch}</span>'
+    words = _verified_with_words()
+    assert words.keys() == {"en", "zh"}
+    assert HAN.search(words["zh"])
+    expected = {lang: text.format(**names) for lang, text in words.items()}
+    pages = [path for path in sorted(site.rglob("*.html")) if "assets" not in path.relative_to(site).parts]
+    notebooks = list((ROOT / "docs" / "en" / "notebooks").glob("*.ipynb"))
+    assert len(pages) == 2 * (len(PAGES) + len(notebooks)) + 1  # both languages, and the 404 page
+    wrong = []
+    for path in pages:
+        html = path.read_text(encoding="utf-8")
+        lang = re.search(r'<html[^>]*\blang="(\w+)', html).group(1)
+        footer = html.split('<div class="md-copyright">', 1)[1].split("</footer>", 1)[0]
+        shown = re.findall(r'<div class="md-copyright__verified">\s*(.*?)\s*</div>', footer, re.DOTALL)
+        if shown != [expected[lang]] or "Material for MkDocs" not in footer:
+            wrong.append(f"{path.relative_to(site)} (lang={lang}): {shown}")
+    assert not wrong, "\n".join(wrong[:10])
 
 
 def test_the_404_page_is_english_and_leads_every_language_home(site: Path) -> None:
