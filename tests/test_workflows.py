@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 import sys
@@ -9,6 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10; pytest depends on tomli there
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 GITHUB = ROOT / ".github"
@@ -67,6 +74,26 @@ def test_workflow_matches_githubs_schema(workflow: Path) -> None:
 def test_dependabot_config_matches_githubs_schema() -> None:
     result = _run(BIN / "check-jsonschema", "--builtin-schema", "vendor.dependabot", GITHUB / "dependabot.yml")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+#: The packages the site is built with whose internals the hooks, the overrides or the stylesheets rely on.
+SITE_STACK = ("mkdocs", "mkdocs-material", "mkdocs-static-i18n", "mkdocs-jupyter", "pagefind", "pymdown-extensions")
+
+
+def test_the_site_stack_is_capped_and_updated_in_one_pull_request() -> None:
+    """pyproject.toml caps each package of the site's stack; Dependabot groups them into one pull request and
+    may raise the caps (versioning-strategy: increase), so a new release never arrives unjudged or alone."""
+    docs = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    requirements = {Requirement(text).name: Requirement(text).specifier for text in docs["docs"]}
+    for name in SITE_STACK:
+        assert any(spec.operator == "<" for spec in requirements[name]), f"{name} has no upper bound"
+    updates = yaml.safe_load((GITHUB / "dependabot.yml").read_text(encoding="utf-8"))["updates"]
+    (pip,) = [update for update in updates if update["package-ecosystem"] == "pip"]
+    assert pip["versioning-strategy"] == "increase"
+    groups = [group["patterns"] for group in pip["groups"].values()]
+    (site,) = [patterns for patterns in groups if any(fnmatch.fnmatch("mkdocs", p) for p in patterns)]
+    for name in SITE_STACK:
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in site), name
 
 
 def test_the_schema_check_can_fail(tmp_path: Path) -> None:
