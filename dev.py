@@ -29,6 +29,7 @@ TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
+    "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
     "lint": "check the code with ruff (lint rules and formatting)",
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
 }
@@ -126,7 +127,16 @@ def main(argv: list[str]) -> int:
             run(*mkdocs, "serve")
     elif task == "test":
         cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
-        run(venv_bin("python"), "-m", "pytest", *cov, *args)
+        # One pytest-xdist worker per CPU core; loadgroup keeps a page's Sybil blocks (one namespace) and the
+        # tests that share a browser tab on one worker. `-n 0` among the arguments runs in one process.
+        run(venv_bin("python"), "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *cov, *args)
+    elif task == "page":
+        if len(args) != 1 or not re.fullmatch(r"docs/[\w-]+/[\w-]+\.md", Path(args[0]).as_posix()):
+            sys.exit("usage: python3 dev.py page docs/<lang>/<page>.md   (for example docs/zh/masks.md)")
+        # The notebooks are generated from the pages: regenerate them first, as a writer must before a commit.
+        run(venv_bin("python"), ROOT / "scripts" / "make_notebooks.py")
+        files = ("test_docs.py", "test_code_width.py", "test_translations.py", "test_notebooks.py")
+        run(venv_bin("python"), "-m", "pytest", "-q", "--page", args[0], args[0], *(f"tests/{name}" for name in files))
     elif task == "translations":
         run(venv_bin("python"), ROOT / "scripts" / "translations.py", *args)
     elif task == "lint":
