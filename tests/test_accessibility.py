@@ -45,11 +45,23 @@ def axe(base_url: str) -> Path:
     return AXE
 
 
+#: Resolves once the page has loaded its fonts and then gone 250 ms without a change to its DOM: Material
+#: wraps tables and adds buttons after the load event, and scrollable.js marks what scrolls 100 ms after that.
+SETTLED = """async () => {
+  await document.fonts.ready;
+  await new Promise(resolve => {
+    let timer = setTimeout(done, 250);
+    const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, 250); });
+    function done() { observer.disconnect(); resolve(); }
+    observer.observe(document.documentElement, { subtree: true, childList: true, attributes: true });
+  });
+}"""
+
+
 def load(page, url: str) -> None:
-    """Open ``url`` and wait until the page has loaded and the network is quiet. (A notebook page is large:
-    waiting for network idle alone can return while the browser is still parsing it.)"""
+    """Open ``url`` and wait until the page is as a reader sees it: loaded, and settled (``SETTLED``)."""
     page.goto(url, wait_until="load")
-    page.wait_for_load_state("networkidle")
+    page.evaluate(SETTLED)
 
 
 def serious_violations(page, axe: Path) -> list[str]:
@@ -113,10 +125,13 @@ def test_glossary_identifiers_stay_whole_on_a_phone(page, base_url: str, lang: s
     # The page itself never scrolls sideways: a table wider than the phone scrolls inside its own box,
     # and that box takes keyboard focus.
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    boxes = page.evaluate(
+    boxes = (
         "[...document.querySelectorAll('.md-typeset__scrollwrap')].map(box => [box.scrollWidth > box.clientWidth,"
         " box.tabIndex])"
     )
+    # scrollable.js marks the boxes 100 ms after Material has wrapped the tables (after the load event).
+    page.wait_for_function(f"{boxes}.every(([wide, tabIndex]) => !wide || tabIndex === 0)", timeout=5_000)
+    boxes = page.evaluate(boxes)
     assert any(wide for wide, _ in boxes), "on a phone, the glossary's tables are wider than the screen"
     assert all(tab_index == 0 for wide, tab_index in boxes if wide)
 

@@ -177,7 +177,7 @@ def test_almost_no_code_block_scrolls_sideways_at_1280px(page, base_url: str) ->
     for lang in LANGUAGES:
         for source in chapters():
             url = _url(lang, source)
-            page.goto(base_url + url, wait_until="networkidle")
+            page.goto(base_url + url, wait_until="load")
             shown = measure(page)
             # Every python and output block of the Markdown is measured, no more and no fewer.
             assert len(shown) == _fences(DOCS / lang / source), f"{url}: {len(shown)} code blocks on the page"
@@ -227,7 +227,7 @@ def phone_problems(page) -> list[str]:
 @pytest.mark.parametrize("url", [_url(lang, source) for lang in LANGUAGES for source in chapters()])
 def test_on_a_phone_long_lines_scroll_inside_their_block_never_the_page(page, base_url: str, url: str) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(base_url + url, wait_until="networkidle")
+    page.goto(base_url + url, wait_until="load")
     assert phone_problems(page) == []
 
 
@@ -235,13 +235,13 @@ def test_the_browser_checks_see_a_block_that_scrolls_and_a_page_that_does(page, 
     """The measurements above can fail: a planted long line scrolls at 1280 px, a planted wide element
     makes the page itself scroll on a phone."""
     page.set_viewport_size({"width": 1280, "height": 800})
-    page.goto(base_url + "multi-head/", wait_until="networkidle")
+    page.goto(base_url + "multi-head/", wait_until="load")
     assert not any(block["scrolls"] for block in measure(page))
     page.evaluate("document.querySelector('.md-content div.language-python code').append('#'.repeat(90))")
     assert [block["index"] for block in measure(page) if block["scrolls"]] == [0]
 
     page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(base_url + "zh/multi-head/", wait_until="networkidle")
+    page.goto(base_url + "zh/multi-head/", wait_until="load")
     assert phone_problems(page) == []
     page.evaluate(
         "document.querySelector('.md-content pre').style.overflow = 'visible';"

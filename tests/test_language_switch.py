@@ -19,20 +19,31 @@ CASES = [
 ]
 
 
+#: Waits until the page has stopped scrolling: the same scroll position for five frames in a row.
+SETTLED = """async () => {
+  for (let last = -1, same = 0; same < 5; ) {
+    await new Promise(requestAnimationFrame);
+    same = scrollY === last ? same + 1 : 0;
+    last = scrollY;
+  }
+}"""
+
+
 def _switch(page, base_url: str, start: str, section: str | None) -> list:
-    page.goto(base_url + start, wait_until="networkidle")
+    page.goto(base_url + start, wait_until="load")
+    page.evaluate("document.fonts.ready.then(() => null)")  # the text's final height, before scrolling
     if section:
         # Scrolled there, as a reader does: the address bar does not show the section.
         page.locator(f"#{section}").evaluate("heading => heading.scrollIntoView()")
         page.mouse.wheel(0, 200)  # and read on a little
-        page.wait_for_timeout(100)
+        page.evaluate(SETTLED)
     documents = []
     page.on("response", lambda response: response.request.resource_type == "document" and documents.append(response))
     page.locator(".md-select > button").hover()  # the language menu opens on hover (and on focus)
     other = page.locator("a.md-select__link:not([hreflang='{}'])".format("zh" if start.startswith("zh/") else "en"))
     with page.expect_navigation():
         other.click()
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("load")
     return documents
 
 
@@ -54,7 +65,7 @@ def test_no_console_error_and_no_sitemap_lookup(page, base_url: str, url: str) -
     messages, requests = [], []
     page.on("console", lambda message: message.type == "error" and messages.append(message.text))
     page.on("request", lambda request: requests.append(request.url))
-    page.goto(base_url + url, wait_until="networkidle")
+    page.goto(base_url + url, wait_until="load")
     assert messages == [], messages
     assert not [request for request in requests if request.endswith("sitemap.xml")], requests
     # The hreflang links are still in the page for search engines.

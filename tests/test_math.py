@@ -320,7 +320,7 @@ def test_math_shows_typeset_with_javascript_off(browser, base_url: str, url: str
         page = context.new_page()
         fetched = []
         page.on("requestfinished", lambda request: fetched.append(urlsplit(request.url).path))
-        page.goto(base_url + url, wait_until="networkidle")
+        page.goto(base_url + url, wait_until="load")
         assert page.evaluate("document.querySelectorAll('script').length") > 0, "the page has scripts, not run"
         assert page.locator(".katex").count() == _source_formulas(source)
         assert page.evaluate(LAYOUT) == 0, "a formula is not laid out"
@@ -369,7 +369,7 @@ def test_long_formulas_scroll_inside_their_box_on_a_phone(browser, base_url: str
     context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 844})
     try:
         page = context.new_page()
-        page.goto(base_url + url, wait_until="networkidle")
+        page.goto(base_url + url, wait_until="load")
         page.evaluate("document.fonts.ready")
         assert page.evaluate(OVERFLOWING) == []
         # The page has display formulas wider than a phone; they scroll inside their own box.

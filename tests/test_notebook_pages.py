@@ -45,9 +45,50 @@ def _url(lang: str, name: str) -> str:
     return ("" if lang == "en" else f"{lang}/") + f"notebooks/{name}/"
 
 
-def _open(page, base_url: str, lang: str, name: str, viewport: dict) -> None:
-    page.set_viewport_size(viewport)
-    page.goto(base_url + _url(lang, name), wait_until="load")
+class Opened:
+    """A notebook page open in a tab at one screen width."""
+
+    def __init__(self, tab, lang: str, name: str, viewport: dict) -> None:
+        self.tab, self.lang, self.name, self.viewport = tab, lang, name, viewport
+        self.url = _url(lang, name)
+
+
+#: Each notebook page, on a desktop and on a phone. Every test below that looks at a page takes it from
+#: one of these lists (indirectly, through ``opened``), so that pytest runs the tests of one page one after
+#: the other, on one pytest-xdist worker (``xdist_group``), and the page is opened once for all of them:
+#: 44 page loads instead of 110.
+AT_1280 = [(lang, name, "1280") for lang, name in PAGES]
+AT_390 = [(lang, name, "390") for lang, name in PAGES]
+VIEWPORTS = {"1280": DESKTOP, "390": PHONE}
+
+
+def _ids(params: list[tuple[str, str, str]]) -> list[str]:
+    return [f"{lang}/{name}-{width}" for lang, name, width in params]
+
+
+@pytest.fixture(scope="module")
+def _notebook_tab(browser):
+    """One tab for all the notebook pages this worker opens (a new tab would start a new renderer process)."""
+    context = browser.new_context(accept_downloads=True, permissions=["clipboard-read", "clipboard-write"])
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def opened(request: pytest.FixtureRequest, _notebook_tab, base_url: str) -> Opened:
+    lang, name, width = request.param
+    _notebook_tab.set_viewport_size(VIEWPORTS[width])
+    _notebook_tab.goto(base_url + _url(lang, name), wait_until="load")
+    return Opened(_notebook_tab, lang, name, VIEWPORTS[width])
+
+
+def on(params: list[tuple[str, str, str]]):
+    """Run the test on each of these pages, sharing the open tab with the other tests of the page."""
+    cases = [
+        pytest.param(param, id=id_, marks=pytest.mark.xdist_group(f"notebook-page-{id_}"))
+        for param, id_ in zip(params, _ids(params), strict=True)
+    ]
+    return pytest.mark.parametrize("opened", cases, indirect=True, scope="module")
 
 
 def _in_language(text: str, lang: str) -> bool:
@@ -70,19 +111,18 @@ WIDTHS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1280", "390"])
-@pytest.mark.parametrize(("lang", "name"), PAGES, ids=IDS)
-def test_notebook_uses_the_whole_content_width(page, base_url: str, lang: str, name: str, viewport: dict) -> None:
-    _open(page, base_url, lang, name, viewport)
-    widths = page.evaluate(WIDTHS)
+@on(AT_1280 + AT_390)
+def test_notebook_uses_the_whole_content_width(opened: Opened) -> None:
+    widths = opened.tab.evaluate(WIDTHS)
     share = widths["notebook"] / widths["content"]
-    assert share >= 0.95, f"{_url(lang, name)} at {viewport['width']} px: the notebook uses {share:.0%} of the column"
+    width = opened.viewport["width"]
+    assert share >= 0.95, f"{opened.url} at {width} px: the notebook uses {share:.0%} of the column"
     # The buttons sit in a row above the notebook, not beside it.
     assert widths["top"] >= widths["buttonsBottom"] - 1, widths
-    if viewport is PHONE:
+    if opened.viewport is PHONE:
         # No prompt column on a phone: code cells are as wide as the notebook.
         code_share = widths["narrowestCode"] / widths["content"]
-        assert code_share >= 0.95, f"{_url(lang, name)} on a phone: a code cell uses {code_share:.0%} of the column"
+        assert code_share >= 0.95, f"{opened.url} on a phone: a code cell uses {code_share:.0%} of the column"
 
 
 # An element sticks out when it reaches past the column and no scrolling box inside its cell, within the
@@ -108,13 +148,12 @@ OVERFLOW = """() => {
 }"""
 
 
-@pytest.mark.parametrize(("lang", "name"), PAGES, ids=IDS)
-def test_phone_page_never_scrolls_sideways(page, base_url: str, lang: str, name: str) -> None:
+@on(AT_390)
+def test_phone_page_never_scrolls_sideways(opened: Opened) -> None:
     """Long code and output lines scroll inside their cell; the page itself stays put."""
-    _open(page, base_url, lang, name, PHONE)
-    found = page.evaluate(OVERFLOW)
-    assert found["scrollWidth"] <= found["innerWidth"], f"{_url(lang, name)} scrolls sideways: {found}"
-    assert found["sticking"] == [], f"{_url(lang, name)}: these stick out of the column unscrolled: {found}"
+    found = opened.tab.evaluate(OVERFLOW)
+    assert found["scrollWidth"] <= found["innerWidth"], f"{opened.url} scrolls sideways: {found}"
+    assert found["sticking"] == [], f"{opened.url}: these stick out of the column unscrolled: {found}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -145,9 +184,9 @@ def test_only_notebook_pages_load_the_notebook_css(site: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # The buttons, the copy labels and the downloaded file, in the page's language
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("lang", "name"), PAGES, ids=IDS)
-def test_colab_and_download_buttons_are_named_in_the_page_language(page, base_url: str, lang: str, name: str) -> None:
-    _open(page, base_url, lang, name, PHONE)
+@on(AT_390)
+def test_colab_and_download_buttons_are_named_in_the_page_language(opened: Opened) -> None:
+    page, lang = opened.tab, opened.lang
     for key, css in (("colab", ".notebook-colab"), ("download", ".notebook-download")):
         button = page.locator(css)
         # The accessible name is the visible label, so it shows on a phone too, where a tooltip never does.
@@ -159,11 +198,11 @@ def test_colab_and_download_buttons_are_named_in_the_page_language(page, base_ur
         assert _in_language(tooltip, lang), f"{key} button's tooltip {tooltip!r} is not in {lang}"
 
 
-@pytest.mark.parametrize(("lang", "name"), PAGES, ids=IDS)
+@on(AT_1280)
 def test_download_is_named_per_language_and_is_that_languages_notebook(
-    page, base_url: str, site: Path, lang: str, name: str
+    opened: Opened, base_url: str, site: Path
 ) -> None:
-    _open(page, base_url, lang, name, DESKTOP)
+    page, lang, name = opened.tab, opened.lang, opened.name
     with page.expect_download() as download:
         page.locator(".notebook-download").click()
     expected = f"{name}.ipynb" if lang == "en" else f"{name}.{lang}.ipynb"
@@ -176,9 +215,9 @@ def test_download_is_named_per_language_and_is_that_languages_notebook(
     download.value.cancel()
 
 
-@pytest.mark.parametrize(("lang", "name"), PAGES, ids=IDS)
-def test_copy_buttons_speak_the_page_language(page, base_url: str, lang: str, name: str) -> None:
-    _open(page, base_url, lang, name, DESKTOP)
+@on(AT_1280)
+def test_copy_buttons_speak_the_page_language(opened: Opened) -> None:
+    page, lang = opened.tab, opened.lang
     buttons = page.locator(".jupyter-wrapper clipboard-copy")
     assert buttons.count() > 0
     labels = {(button.get_attribute("aria-label"), button.get_attribute("title")) for button in buttons.all()}

@@ -39,7 +39,8 @@ def transferred(response) -> int:
 
 
 @pytest.mark.parametrize("url", PAGES)
-def test_first_visit_stays_within_the_budget(page, base_url: str, url: str) -> None:
+def test_first_visit_stays_within_the_budget(new_tab, base_url: str, url: str) -> None:
+    page = new_tab  # nothing cached yet
     responses = []
     page.on("response", lambda response: responses.append(response))
     page.goto(base_url + url, wait_until="networkidle")

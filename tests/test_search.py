@@ -32,9 +32,9 @@ ENGLISH = [
     ("", "head_dim", "multi-head/"),
     ("", "cross-attention", "cross-attention/"),
     ("", "scaled_dot_product_attention", "pytorch-equivalence/"),
-    ("masks/", "is_causal", "pytorch-equivalence/"),
     ("", "F.scaled_dot_product_attention", "pytorch-equivalence/"),
     ("", "pitfalls", "pitfalls/"),
+    ("masks/", "is_causal", "pytorch-equivalence/"),
 ]
 CHINESE = [
     ("zh/", "注意力分数", "zh/attention-scores/"),
@@ -73,13 +73,31 @@ def _type_with_an_input_method(page, query: str) -> None:
     cdp.detach()
 
 
-def _search(page, base_url: str, start: str, query: str, *, typed: bool) -> list[str]:
-    page.goto(base_url + start, wait_until="networkidle")
-    page.locator(".site-search__open").click()
+@pytest.fixture(scope="module")
+def _reader_tab(browser):
+    context = browser.new_context()
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def reader(request: pytest.FixtureRequest, _reader_tab, base_url: str):
+    """A reader on one page (``request.param``) who searches one word after another, as the ranking tests
+    below do: the page, Pagefind and the index are loaded once for all the words searched from it."""
+    _reader_tab.goto(base_url + request.param, wait_until="load")
+    return _reader_tab
+
+
+def _search(page, base_url: str, query: str, *, typed: bool) -> list[str]:
+    """Search ``query`` on the page open in ``page``: open the dialog if it is closed, empty the field (what a
+    reader searching again does), type the query and wait for its results."""
+    if not page.locator("dialog.site-search__dialog").evaluate("dialog => dialog.open"):
+        page.locator(".site-search__open").click()
     search = page.locator("dialog.site-search__dialog input")
     search.wait_for(state="visible")
+    search.fill("")  # also empties the status line, so the wait below sees this query's
     if typed:
-        page.keyboard.type(query, delay=20)
+        page.keyboard.type(query)
     else:
         _type_with_an_input_method(page, query)
     status = page.locator(".site-search__status")
@@ -88,27 +106,33 @@ def _search(page, base_url: str, start: str, query: str, *, typed: bool) -> list
     return [_within(base_url, href) for href in links.evaluate_all("links => links.map(link => link.href)")]
 
 
-@pytest.mark.parametrize(("start", "query", "expected"), ENGLISH, ids=[q for _, q, _ in ENGLISH])
-def test_english_search_puts_the_chapter_first_or_second(page, base_url: str, start: str, query: str, expected: str):
-    found = _search(page, base_url, start, query, typed=True)
+def _on_one_tab(cases: list[tuple[str, str, str]]) -> list:
+    """The ranking cases, each run by the reader on its start page; the cases of one start page go to one
+    pytest-xdist worker, in order, so that the page is loaded once for all of them."""
+    return [pytest.param(*case, id=case[1], marks=pytest.mark.xdist_group(f"search-from-/{case[0]}")) for case in cases]
+
+
+@pytest.mark.parametrize(("reader", "query", "expected"), _on_one_tab(ENGLISH), indirect=["reader"])
+def test_english_search_puts_the_chapter_first_or_second(reader, base_url: str, query: str, expected: str):
+    found = _search(reader, base_url, query, typed=True)
     assert expected in found[:2], f"{query!r}: {found}"
     assert not [path for path in found if path.startswith("zh/")], f"{query!r}: Chinese pages in {found}"
 
 
-@pytest.mark.parametrize(("start", "query", "expected"), CHINESE, ids=[q for _, q, _ in CHINESE])
-def test_chinese_search_puts_the_chapter_first_or_second(page, base_url: str, start: str, query: str, expected: str):
-    found = _search(page, base_url, start, query, typed=False)
+@pytest.mark.parametrize(("reader", "query", "expected"), _on_one_tab(CHINESE), indirect=["reader"])
+def test_chinese_search_puts_the_chapter_first_or_second(reader, base_url: str, query: str, expected: str):
+    found = _search(reader, base_url, query, typed=False)
     assert expected in found[:2], f"{query!r}: {found}"
     assert all(path.startswith("zh/") for path in found), f"{query!r}: pages of another language in {found}"
     # The whole query, not all but its last character: every result shows it as typed.
-    excerpts = page.locator(".site-search__results .site-search__excerpt").all_inner_texts()
+    excerpts = reader.locator(".site-search__results .site-search__excerpt").all_inner_texts()
     assert all(query in text for text in excerpts), excerpts
 
 
 def test_search_downloads_nothing_until_the_reader_opens_it(page, base_url: str) -> None:
     requests = []
     page.on("request", lambda request: requests.append(_within(base_url, request.url)))
-    page.goto(base_url + "multi-head/", wait_until="networkidle")
+    page.goto(base_url + "multi-head/", wait_until="load")
     assert not [path for path in requests if path.startswith(("pagefind/", "search/"))], requests
     page.locator(".site-search__open").click()
     page.keyboard.type("transpose")
@@ -121,13 +145,13 @@ def test_search_downloads_nothing_until_the_reader_opens_it(page, base_url: str)
 
 
 def test_a_result_opens_the_section_and_marks_the_word(page, base_url: str) -> None:
-    page.goto(base_url + "zh/", wait_until="networkidle")
+    page.goto(base_url + "zh/", wait_until="load")
     page.locator(".site-search__open").click()
     _type_with_an_input_method(page, "掩码")
     section = page.locator(".site-search__sections a").first
     section.wait_for()
     section.click()
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("load")
     assert _within(base_url, page.url) == "zh/masks/", page.url
     assert urlsplit(page.url).fragment, f"{page.url} opens no section"
     page.locator("mark").first.wait_for()
@@ -136,13 +160,14 @@ def test_a_result_opens_the_section_and_marks_the_word(page, base_url: str) -> N
 
 def test_a_word_from_the_middle_of_a_sentence_is_found(page, base_url: str) -> None:
     # "……把六个输入向量混合起来的结果。" on the Chinese home page: no word boundary around 混合.
-    assert "zh/" in _search(page, base_url, "zh/masks/", "混合", typed=False)
+    page.goto(base_url + "zh/masks/", wait_until="load")
+    assert "zh/" in _search(page, base_url, "混合", typed=False)
 
 
 def test_search_works_without_another_host_and_keyboard_only(page, base_url: str) -> None:
     requests = []
     page.on("request", lambda request: requests.append(request.url))
-    page.goto(base_url + "zh/multi-head/", wait_until="networkidle")
+    page.goto(base_url + "zh/multi-head/", wait_until="load")
     page.locator("body").focus()  # where a reader's keys go when nothing else has the focus
     page.keyboard.press("/")
     _type_with_an_input_method(page, "缓冲区")

@@ -423,7 +423,7 @@ IGNORED = shutil.ignore_patterns(
 
 
 @pytest.fixture
-def copy(tmp_path: Path) -> Path:
+def copy(tmp_path: Path, site: Path) -> Path:
     """The project, copied without its environment, build output or history, as a fresh Git repository."""
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
@@ -434,6 +434,11 @@ def copy(tmp_path: Path) -> Path:
     _git(root, "commit", "-q", "-m", "copy")
     # The npm packages, as dev.py installed them: the build runs KaTeX from node_modules (hooks/math.py).
     (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+    # mkdocs-jupyter's cache of rendered notebooks, as the suite's own build of the site left it: the copy's
+    # builds render again only the notebooks that differ from the project's (the cache is keyed on the
+    # notebook's content and the plugin's options).
+    if (ROOT / ".cache" / "mkdocs-jupyter").is_dir():
+        shutil.copytree(ROOT / ".cache" / "mkdocs-jupyter", root / ".cache" / "mkdocs-jupyter")
     return root
 
 
