@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 
 import pytest
 import torch
-from filelock import FileLock
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +118,8 @@ def site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
 
     Under pytest-xdist every worker asks for it; the first one builds it into the run's shared temporary
     folder while the others wait on a file lock, and a failed build is reported by all of them."""
+    from filelock import FileLock  # here, not at the top: the library's tests run without it (dev.py package)
+
     shared = tmp_path_factory.getbasetemp()
     if worker_id != "master":
         shared = shared.parent  # the folder that every worker's own base folder is in
