@@ -67,26 +67,32 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _checks_the_page(item: pytest.Item, page: Path) -> bool:
-    """Whether ``item`` checks ``page`` (docs/<lang>/<name>.md): the page's own blocks, or a test
-    parametrized with the page (``zh/masks``, ``zh/masks.md``, ``docs/zh/masks.md``); for an English page,
-    also the structure checks of its translations, which compare them with it."""
-    if item.path == page:
-        return True
-    callspec = getattr(item, "callspec", None)
-    if callspec is None:
-        return False
+def _page_patterns(page: Path) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """How a test parametrized with ``page`` (docs/<lang>/<name>.md) names it (``zh/masks``, ``zh/masks.md``,
+    ``docs/zh/masks.md``): in its own language, and in any language (for an English page, the structure checks
+    of its translations, which compare them with it)."""
     lang, name = page.parent.name, page.stem
-    languages = "[a-z]{2,3}(?:-[A-Za-z]+)?" if lang == "en" and item.path.name == "test_translations.py" else lang
-    own = re.compile(rf"(?<![\w-])(?:docs/)?(?:{languages})/{re.escape(name)}(?:\.md)?(?![\w-])")
-    return own.search(callspec.id) is not None
+    own, any_language = (
+        re.compile(rf"(?<![\w-])(?:docs/)?(?:{languages})/{re.escape(name)}(?:\.md)?(?![\w-])")
+        for languages in (lang, "[a-z]{2,3}(?:-[A-Za-z]+)?" if lang == "en" else lang)
+    )
+    return own, any_language
 
 
 def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
     page = Path(config.getoption("--page")).resolve()
     if page.suffix != ".md" or page.parent.parent != ROOT / "docs" or not page.is_file():
         raise pytest.UsageError(f"--page: expected a page as docs/<lang>/<page>.md, got {config.getoption('--page')}")
-    kept = [item for item in items if "site" not in getattr(item, "fixturenames", ()) and _checks_the_page(item, page)]
+    own, any_language = _page_patterns(page)
+
+    def checks_the_page(item: pytest.Item) -> bool:
+        if item.path == page:
+            return True
+        callspec = getattr(item, "callspec", None)
+        pattern = any_language if item.path.name == "test_translations.py" else own
+        return callspec is not None and pattern.search(callspec.id) is not None
+
+    kept = [item for item in items if "site" not in getattr(item, "fixturenames", ()) and checks_the_page(item)]
     kept_ids = {id(item) for item in kept}
     config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept_ids])
     items[:] = kept
