@@ -26,7 +26,8 @@ from pathlib import Path
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from pagefind.index import IndexConfig, PagefindIndex
+from pagefind.index import IndexConfig
+from pagefind.service import PagefindService
 
 #: Pages not indexed, as paths relative to the site (prefixes, in every language).
 NOT_INDEXED = ("notebooks/", "translation-status/", "404.html", "assets/")
@@ -91,15 +92,24 @@ def indexed_text(html: str, weight: float = 1.0) -> str:
 
 
 async def _index(site: Path, pages: dict[str, str]) -> None:
-    # Pagefind writes the index into the site when the context closes (output_path).
-    config = IndexConfig(exclude_selectors=NOT_CONTENT, output_path=str(site / "pagefind"))
-    async with PagefindIndex(config=config) as index:
+    config = IndexConfig(exclude_selectors=NOT_CONTENT)
+    service = await PagefindService().launch()
+    try:
+        index = await service.create_index(config)
         for relative, within in pages.items():
             url = "/" + relative.removesuffix("index.html")
             html = indexed_text((site / relative).read_text(encoding="utf-8"), REFERENCE.get(within, 1.0))
             result = await index.add_html_file(content=html, url=url)
             if not result["page_word_count"]:
                 raise PluginError(f"search: Pagefind found no words on {url}")
+        await index.write_files(str(site / "pagefind"))
+    finally:
+        # Pagefind's own close() kills the indexer the moment it has answered, and the indexer answers before
+        # its last file writes are flushed: one build in about twenty left a file of the bundle cut at 4096
+        # bytes. With its input closed the indexer finishes its writes and exits by itself (in milliseconds).
+        service._poll_task.cancel()
+        service._backend.stdin.close()
+        await service._backend.wait()
 
 
 def on_config(config: MkDocsConfig) -> None:
@@ -113,6 +123,11 @@ def on_config(config: MkDocsConfig) -> None:
 
 @event_priority(-100)  # after every plugin has written its files
 def on_post_build(config: MkDocsConfig) -> None:
+    if config.plugins["i18n"].building:
+        # mkdocs-static-i18n builds the other languages from within the first language's post_build, and
+        # each of those builds ends here too: the site is indexed once, when the last of them has returned
+        # (indexing it each time cost a build about 3.6 s).
+        return
     site = Path(config.site_dir)
     # mkdocs-static-i18n still has Material's plugin write its (empty) lunr index once all languages are
     # built, by calling the plugin directly: nothing loads it.
