@@ -37,6 +37,9 @@ TASKS = {
     "lint": "check the code with ruff (lint rules and formatting)",
     "package": "build the sdist and wheel into dist/, check them, and test the wheel installed in a fresh venv",
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
+    "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
+    "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
+    "benchmarks": "measure attention_lib against PyTorch on this machine's CPU and print the tables",
 }
 
 
@@ -143,7 +146,7 @@ assert attention_lib.__version__ == importlib.metadata.version("attention_lib") 
 """
 #: Run with the library's tests, in the same pytest session: they exercised the installed wheel.
 INSTALLED_TEST = """\
-import sys
+import importlib.util
 import sysconfig
 from pathlib import Path
 
@@ -153,7 +156,8 @@ import attention_lib
 def test_the_tests_import_the_installed_wheel():
     location = Path(attention_lib.__file__).resolve().parent
     assert location.parent == Path(sysconfig.get_path("purelib")).resolve(), location
-    assert {root!r} not in [str(Path(entry or ".").resolve()) for entry in sys.path]
+    # The repository root is not importable from: its site tooling, beside attention_lib/, is not found.
+    assert importlib.util.find_spec("docs_tools") is None
 """
 
 
@@ -211,14 +215,14 @@ def package() -> None:
         run(*pip, wheel, "pytest", "hypothesis", "numpy")
         (cwd / "check_import.py").write_text(IMPORT_CHECK, encoding="utf-8")
         run(venv_bin("python", env), "check_import.py", version, cwd=cwd)
-        (cwd / "test_installed_wheel.py").write_text(INSTALLED_TEST.format(root=str(ROOT)), encoding="utf-8")
-        # The venv's pytest script, not `python -m pytest`, which would put the working directory on sys.path.
-        # The project's settings stay (strict markers, warnings as errors) but for its addopts, which load the
-        # pages' plugin (tests/doc_examples.py), and its pythonpath; the repository root is on no path.
+        (cwd / "test_installed_wheel.py").write_text(INSTALLED_TEST, encoding="utf-8")
+        # The venv's pytest script, not `python -m pytest`, which would make the working directory importable.
+        # The project's settings stay (strict markers, warnings as errors); conftest.py files are read from tests/
+        # only, not the root's, which collects the pages with the site's tooling: the repository root is on no path.
         run(
             venv_bin("pytest", env),
             *("-c", ROOT / "pyproject.toml", "--rootdir", ROOT, "-p", "no:cacheprovider"),
-            *("-o", "addopts=-p no:doctest --strict-markers -ra", "-o", "pythonpath="),
+            *("-o", "addopts=-p no:doctest --strict-markers -ra", "--confcutdir", ROOT / "tests"),
             *(ROOT / "tests" / name for name in LIBRARY_TESTS),
             cwd / "test_installed_wheel.py",
             cwd=cwd,
@@ -251,11 +255,14 @@ def main(argv: list[str]) -> int:
         if len(args) != 1 or not re.fullmatch(r"docs/[\w-]+/[\w-]+\.md", Path(args[0]).as_posix()):
             sys.exit("usage: python3 dev.py page docs/<lang>/<page>.md   (for example docs/zh/masks.md)")
         # The notebooks are generated from the pages: regenerate them first, as a writer must before a commit.
-        run(venv_bin("python"), ROOT / "scripts" / "make_notebooks.py")
+        run(venv_bin("python"), "-m", "docs_tools.notebooks")
         files = ("test_docs.py", "test_code_width.py", "test_translations.py", "test_notebooks.py")
         run(venv_bin("python"), "-m", "pytest", "-q", "--page", args[0], args[0], *(f"tests/{name}" for name in files))
-    elif task == "translations":
-        run(venv_bin("python"), ROOT / "scripts" / "translations.py", *args)
+    elif task in ("translations", "notebooks", "figures"):
+        # The site's tooling (docs_tools/), importable from the repository root, where `-m` runs it.
+        run(venv_bin("python"), "-m", f"docs_tools.{task}", *args)
+    elif task == "benchmarks":
+        run(venv_bin("python"), ROOT / "benchmarks" / "mha_cpu.py", *args)
     elif task == "package":
         package()
     elif task == "lint":

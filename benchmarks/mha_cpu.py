@@ -20,9 +20,9 @@ machine skew the numbers more than anything else.
 
 Run from the repository root::
 
-    python benchmarks/mha_cpu.py            # full run, a few minutes on 2 cores
-    python benchmarks/mha_cpu.py --quick    # small sizes, a smoke run of about ten seconds
-    python benchmarks/mha_cpu.py --tokens 2048 --rounds 10 --memory-tokens 256 512 1024
+    python3 dev.py benchmarks               # full run, a few minutes on 2 cores
+    python3 dev.py benchmarks --quick       # small sizes, a smoke run of about ten seconds
+    python3 dev.py benchmarks --tokens 2048 --rounds 10 --memory-tokens 256 512 1024
 """
 
 from __future__ import annotations
@@ -38,18 +38,12 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-# The benchmark runs from a plain checkout too, without `pip install -e .`.
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from attention_lib import MultiHeadAttention  # noqa: E402
+from attention_lib import MultiHeadAttention
 
 D_MODEL = 768
 NUM_HEADS = 12

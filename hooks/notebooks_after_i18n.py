@@ -133,7 +133,7 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
 
     mkdocs-jupyter derives heading ids from the heading text with an ASCII-only slug, so every Chinese
     heading gets an empty id; duplicate empty ids also break the search index. The notebook carries
-    the chapter's ids in its metadata (scripts/make_notebooks.py), one per heading, in order.
+    the chapter's ids in its metadata (docs_tools/notebooks.py), one per heading, in order.
     """
     if not isinstance(page.file, NotebookFile):
         return html
@@ -144,7 +144,7 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
     if found != len(heading_ids):
         raise PluginError(
             f"{page.file.src_uri}: {found} headings, but the metadata names {len(heading_ids)} heading ids;"
-            " run scripts/make_notebooks.py"
+            " run docs_tools/notebooks.py"
         )
     ids = iter(heading_ids)
     renamed = []

@@ -6,14 +6,13 @@
 * The translation status page (``translation-status.md``) holds the marker ``<!-- translation-status -->``,
   which becomes a table of every page and its state in every language.
 
-The states and the freshness records come from ``scripts/translations.py``; the banner and table text
+The states and the freshness records come from ``docs_tools/translations.py``; the banner and table text
 from ``extra.translation`` in mkdocs.yml, which each language overrides in its i18n entry.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path, PurePosixPath
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -22,8 +21,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-import translations
+from docs_tools import translations
 
 MARKER = "<!-- translation-status -->"
 

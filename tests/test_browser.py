@@ -11,9 +11,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import translations
-from doc_examples import RUN, fenced_blocks
 from sybil import Document
+
+from docs_tools import translations
+from docs_tools.pages import RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import translations
-from doc_examples import OUTPUT, RUN, fenced_blocks
 from sybil import Document
+
+from docs_tools import translations
+from docs_tools.pages import OUTPUT, RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

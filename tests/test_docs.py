@@ -10,19 +10,13 @@ import re
 from pathlib import Path
 
 import pytest
-import translations
-from doc_examples import (
-    DOCS,
-    PYTHON_LIKE,
-    RUN,
-    PythonWithOutputParser,
-    compare_output,
-    evaluate,
-    fenced_blocks,
-    sybil,
-    without_code,
-)
 from sybil import Document
+
+from docs_tools import examples, translations
+from docs_tools.examples import PythonWithOutputParser, evaluate
+from docs_tools.outputs import compare_output
+from docs_tools.pages import PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.project import DOCS
 
 LANGUAGES = ("en", "zh")
 PAGES = translations.pages()  # the English pages, as paths relative to docs/en
@@ -31,8 +25,8 @@ SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 
 def escapes(path: Path) -> list[str]:
     """The Python-like blocks of one page that neither run nor carry a skip with a reason."""
-    document = sybil.parse(path)
-    examples = {start for start, region in document.regions if region.evaluator is evaluate}
+    document = examples.sybil(DOCS).parse(path)
+    runs = {start for start, region in document.regions if region.evaluator is evaluate}
     blocks = list(fenced_blocks(document))
     problems = []
     text = document.text
@@ -41,7 +35,7 @@ def escapes(path: Path) -> list[str]:
         line = text.count("\n", 0, block.start) + 1
         if not PYTHON_LIKE.match(info):
             continue
-        if info != RUN or block.start not in examples:
+        if info != RUN or block.start not in runs:
             problems.append(f"{path.name}:{line}: ```{info} does not run; fence it exactly as ```python")
     for match in SKIP.finditer(text):
         line = text.count("\n", 0, match.start()) + 1

@@ -1,41 +1,32 @@
-"""The committed figures are what ``scripts/make_figures.py`` draws from the current library."""
+"""The committed figures are what ``docs_tools/figures.py`` draws from the current library."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "make_figures.py"
+from docs_tools import figures
+from docs_tools.project import DOCS
 
 
-@pytest.fixture(scope="module")
-def make_figures():
-    spec = importlib.util.spec_from_file_location("make_figures", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def test_committed_figures_are_up_to_date() -> None:
+    assert figures.stale_figures() == [], "run: python3 dev.py figures"
 
 
-def test_committed_figures_are_up_to_date(make_figures) -> None:
-    assert make_figures.stale_figures() == [], "run: python scripts/make_figures.py"
-
-
-def test_every_figure_is_used_by_a_page_in_both_languages(make_figures) -> None:
-    docs = SCRIPT.parent.parent / "docs"
+def test_every_figure_is_used_by_a_page_in_both_languages() -> None:
     for lang in ("en", "zh"):
-        text = "".join(path.read_text(encoding="utf-8") for path in (docs / lang).rglob("*.md"))
-        unused = [name for name in make_figures.FIGURE_MAKERS if f"../assets/figures/{name}" not in text]
+        text = "".join(path.read_text(encoding="utf-8") for path in (DOCS / lang).rglob("*.md"))
+        unused = [name for name in figures.FIGURE_MAKERS if f"../assets/figures/{name}" not in text]
         assert unused == [], f"{lang}: figures no page shows"
 
 
-def test_a_changed_figure_is_reported(make_figures, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shutil.copytree(make_figures.FIGURES, tmp_path, dirs_exist_ok=True)
-    monkeypatch.setattr(make_figures, "FIGURES", tmp_path)
-    assert make_figures.main(["--check"]) == 0
+def test_a_changed_figure_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(figures.FIGURES, tmp_path, dirs_exist_ok=True)
+    monkeypatch.setattr(figures, "FIGURES", tmp_path)
+    assert figures.main(["--check"]) == 0
     (tmp_path / "head-splitting.svg").write_text("<svg/>", encoding="utf-8")
     (tmp_path / "causal-attn-weights.svg").unlink()
-    assert make_figures.stale_figures() == ["causal-attn-weights.svg", "head-splitting.svg"]
-    assert make_figures.main(["--check"]) == 1
+    assert figures.stale_figures() == ["causal-attn-weights.svg", "head-splitting.svg"]
+    assert figures.main(["--check"]) == 1

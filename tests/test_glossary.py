@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import translations
+from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,8 +17,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import translations
 from mkdocs.exceptions import PluginError
+
+from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

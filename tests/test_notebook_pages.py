@@ -15,7 +15,8 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-import translations
+
+from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -11,19 +10,17 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
-import translations
-from doc_examples import RUN, compare_output, fenced_blocks, shown_outputs
 from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 from sybil import Document
 
 import attention_lib
+from docs_tools import notebooks as make_notebooks
+from docs_tools import translations
+from docs_tools.outputs import compare_output
+from docs_tools.pages import RUN, fenced_blocks, shown_outputs
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = ROOT / "scripts" / "make_notebooks.py"
-spec = importlib.util.spec_from_file_location("make_notebooks", SCRIPT)
-make_notebooks = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(make_notebooks)
 
 NOTEBOOKS = [(lang, page) for lang in make_notebooks.LANGUAGES for page in make_notebooks.CHAPTERS]
 IDS = [f"{lang}/{page}" for lang, page in NOTEBOOKS]
@@ -45,7 +42,7 @@ def _printed(outputs: list[dict]) -> str:
 
 
 def test_committed_notebooks_are_generated_from_the_current_pages() -> None:
-    assert make_notebooks.stale_notebooks() == [], "run: python scripts/make_notebooks.py"
+    assert make_notebooks.stale_notebooks() == [], "run: python3 dev.py notebooks"
 
 
 def test_the_repository_is_named_once() -> None:

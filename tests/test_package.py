@@ -15,11 +15,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import translations
-from doc_examples import RUN, compare_output, fenced_blocks, shown_outputs
 from sybil import Document
 
 import attention_lib
+from docs_tools import translations
+from docs_tools.outputs import compare_output
+from docs_tools.pages import RUN, fenced_blocks, shown_outputs
 
 try:
     import tomllib
@@ -52,7 +53,7 @@ def _imports(path: Path, *, when_loaded: bool = False) -> set[str]:
 
 def test_the_wheel_is_tested_with_every_test_file_of_the_library_alone() -> None:
     """A test file that needs only the library (and conftest.py, which dev.py package loads with it) is run
-    against the installed wheel; one that needs anything else (the pages, the site, scripts/) cannot be."""
+    against the installed wheel; one that needs anything else (the pages, the site, docs_tools/) cannot be."""
     # Its browser fixtures import playwright, but no library test asks for them.
     assert _imports(ROOT / "tests" / "conftest.py", when_loaded=True) <= WHEEL_TEST_IMPORTS - {"conftest"}
     library_alone = sorted(

@@ -9,7 +9,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-import translations
+
+from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = translations.pages()  # the English pages, as paths relative to docs/en

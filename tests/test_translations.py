@@ -13,7 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import translations
+
+from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -455,7 +456,7 @@ def _run(root: Path, *args: str, ok: bool = True) -> str:
 
 
 def _translations(root: Path, *args: str, ok: bool = True) -> str:
-    return _run(root, "scripts/translations.py", *args, ok=ok)
+    return _run(root, "-m", "docs_tools.translations", *args, ok=ok)
 
 
 def _build(root: Path) -> Path:
@@ -500,7 +501,7 @@ def test_the_translators_path(copy: Path) -> None:
 
     # 1. A writer adds a section to the English page (and regenerates the notebooks, as the guide says).
     english.write_text(english.read_text(encoding="utf-8") + NEW_ENGLISH, encoding="utf-8")
-    _run(copy, "scripts/make_notebooks.py")
+    _run(copy, "-m", "docs_tools.notebooks")
     _git(copy, "commit", "-q", "-am", "Masks: count the masked positions")
 
     # 2. The page is reported outdated: by the status command, and by the notice on the pull request.
@@ -530,12 +531,12 @@ def test_the_translators_path(copy: Path) -> None:
     # 5. The translator translates the new section and records it.
     chinese.write_text(chinese.read_text(encoding="utf-8") + NEW_CHINESE, encoding="utf-8")
     assert "now records docs/en/masks.md" in _translations(copy, "update", "zh/masks.md")
-    _run(copy, "scripts/make_notebooks.py")
+    _run(copy, "-m", "docs_tools.notebooks")
 
     # 6. All green: status, the structure checks, the notebooks, the page's code and outputs, the banner gone.
     assert re.search(r"^masks\.md +up to date", _translations(copy), re.MULTILINE)
     assert _translations(copy, "check") == "All translation checks passed.\n"
-    _run(copy, "scripts/make_notebooks.py", "--check")
+    _run(copy, "-m", "docs_tools.notebooks", "--check")
     _run(
         copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "docs/en/masks.md", "docs/zh/masks.md",
         "tests/test_docs.py", "tests/test_glossary.py", "-k", "masks or glossary",
@@ -644,7 +645,7 @@ def test_the_guides_example_message_is_what_the_check_prints(tmp_path: Path) -> 
 def test_the_translation_pull_request_template() -> None:
     text = TEMPLATE.read_text(encoding="utf-8")
     assert len(re.findall(r"^- \[ \] ", text, re.MULTILINE)) >= 5
-    for must in ("translations check", "translations update", "make_notebooks.py", "python3 dev.py test",
+    for must in ("translations check", "translations update", "dev.py notebooks", "python3 dev.py test",
                  "glossary", "native speaker", "术语表"):  # fmt: skip
         assert must in text, must
     assert "?template=translation.md" in (ROOT / ".github" / "pull_request_template.md").read_text(encoding="utf-8")

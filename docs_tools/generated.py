@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from docs_tools.project import ROOT
 
 #: Each generated file and the function that produces its text.
 Outputs = Mapping[Path, Callable[[], str]]
@@ -21,13 +21,13 @@ def stale(outputs: Outputs) -> list[Path]:
     return [path for path, make in outputs.items() if not path.exists() or path.read_text(encoding="utf-8") != make()]
 
 
-def main(argv: list[str], outputs: Outputs, description: str, script: str) -> int:
+def main(argv: list[str], outputs: Outputs, description: str, command: str) -> int:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a file is out of date")
     if parser.parse_args(argv).check:
         out_of_date = stale(outputs)
         for path in out_of_date:
-            print(f"out of date: {_shown(path)} (run python {script})")
+            print(f"out of date: {_shown(path)} (run {command})")
         return 1 if out_of_date else 0
     for path, make in outputs.items():
         path.parent.mkdir(parents=True, exist_ok=True)

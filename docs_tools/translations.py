@@ -39,13 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from sybil import Document
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
+from docs_tools.pages import OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.project import DOCS, ROOT
+
 SOURCE = "en"
-sys.path.insert(0, str(ROOT / "tests"))
-from doc_examples import OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code  # noqa: E402
-from sybil import Document  # noqa: E402
 
 UP_TO_DATE, OUTDATED, MISSING = "up to date", "outdated", "missing"
 FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?\n)---\n+", re.DOTALL)

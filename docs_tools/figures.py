@@ -1,7 +1,7 @@
 """Draw the site's figures from ``attention_lib`` and write them to ``docs/assets/figures/``.
 
-    python scripts/make_figures.py           # rewrite the figures
-    python scripts/make_figures.py --check   # exit 1 if a committed figure is out of date
+    python3 dev.py figures           # rewrite the figures
+    python3 dev.py figures --check   # exit 1 if a committed figure is out of date
 
 The figures are plain SVG written here rather than with a plotting library: the output must be byte
 for byte the same on every machine and every version, so a test can tell when a committed figure no
@@ -19,11 +19,10 @@ from pathlib import Path
 import torch
 
 import attention_lib as al
+from docs_tools import generated
+from docs_tools.project import DOCS
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _generated
-
-FIGURES = Path(__file__).resolve().parent.parent / "docs" / "assets" / "figures"
+FIGURES = DOCS / "assets" / "figures"
 FONT = "font-family=\"ui-sans-serif, system-ui, -apple-system, 'Segoe UI', Roboto, 'Noto Sans', sans-serif\""
 MONO = "font-family=\"ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace\""
 INK = "#1f2937"
@@ -192,11 +191,11 @@ def outputs() -> dict[Path, Callable[[], str]]:
 
 def stale_figures() -> list[str]:
     """The figures whose committed file differs from what the current library draws."""
-    return [path.name for path in _generated.stale(outputs())]
+    return [path.name for path in generated.stale(outputs())]
 
 
 def main(argv: list[str]) -> int:
-    return _generated.main(argv, outputs(), __doc__.splitlines()[0], "scripts/make_figures.py")
+    return generated.main(argv, outputs(), __doc__.splitlines()[0], "python3 dev.py figures")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Generate a Jupyter notebook for each chapter page, in both languages, into ``docs/<lang>/notebooks/``.
 
-    python scripts/make_notebooks.py           # rewrite the notebooks
-    python scripts/make_notebooks.py --check   # exit 1 if a committed notebook is out of date
+    python3 dev.py notebooks           # rewrite the notebooks
+    python3 dev.py notebooks --check   # exit 1 if a committed notebook is out of date
 
 The chapter pages are the one source of truth: a notebook is its page cut into cells. Prose becomes
 Markdown cells, each ```python block a code cell, and the ```output block under it that cell's
@@ -25,14 +25,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))
-import _generated  # noqa: E402
-import translations  # noqa: E402
-from doc_examples import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs  # noqa: E402
-from sybil import Document  # noqa: E402
+from sybil import Document
+
+from docs_tools import generated, translations
+from docs_tools.pages import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs
+from docs_tools.project import DOCS, ROOT
 
 #: Chapters 3 to 13 of the curriculum: the pages that teach with code.
 CHAPTERS = (
@@ -191,7 +188,7 @@ def notebook(page: str, lang: str) -> dict:
     """The notebook of one chapter page, as nbformat 4 JSON."""
     site_url, repository = settings()
     path = DOCS / lang / f"{page}.md"
-    # A translated page's front matter is its freshness record (scripts/translations.py), not content.
+    # A translated page's front matter is its freshness record (docs_tools/translations.py), not content.
     text = translations.FRONT_MATTER.sub("", path.read_text(encoding="utf-8"), count=1)
     document = Document(text, str(path))
     blocks = list(fenced_blocks(document))
@@ -267,11 +264,11 @@ def outputs() -> dict[Path, Callable[[], str]]:
 
 
 def stale_notebooks() -> list[str]:
-    return [path.relative_to(ROOT).as_posix() for path in _generated.stale(outputs())]
+    return [path.relative_to(ROOT).as_posix() for path in generated.stale(outputs())]
 
 
 def main(argv: list[str]) -> int:
-    return _generated.main(argv, outputs(), __doc__.splitlines()[0], "scripts/make_notebooks.py")
+    return generated.main(argv, outputs(), __doc__.splitlines()[0], "python3 dev.py notebooks")
 
 
 if __name__ == "__main__":

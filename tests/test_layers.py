@@ -1,0 +1,121 @@
+"""The layering, one way only: the library imports nothing of the project; the site's tooling (docs_tools/) may
+import the library; the hooks, dev.py and the tests may import both; nothing imports the tests.
+
+Written as a test over each file's import statements (``ast``) rather than an import-linter contract:
+``tests/`` is not a package, so a contract cannot name it, and the rule for the library (the standard
+library and torch only) is about every import, not one package's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIPPED = {".venv", ".git", "node_modules", "site", "dist", "build", ".cache", ".hypothesis", ".pytest_cache"}
+#: The project's own top-level modules and packages, by the name they are imported as.
+PROJECT = {"attention_lib", "docs_tools", "hooks", "tests", "benchmarks", "dev", "conftest"}
+#: Modules that live in tests/: the test files and their fixtures.
+TEST_MODULES = {path.stem for path in (ROOT / "tests").glob("*.py")} | {"tests", "conftest"}
+#: What the library may import besides the standard library: torch and itself.
+LIBRARY_MAY_IMPORT = {"torch", "attention_lib"}
+
+
+def python_files() -> list[Path]:
+    return sorted(
+        path
+        for path in ROOT.rglob("*.py")
+        if not SKIPPED.intersection(path.relative_to(ROOT).parts[:-1]) and path.parts[-2] != "__pycache__"
+    )
+
+
+def imported(source: str) -> set[str]:
+    """The top-level names of the modules a file imports (``docs_tools`` for ``from docs_tools.pages import x``),
+    relative imports as ``.``."""
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.add("." if node.level else node.module.split(".")[0])
+    return names
+
+
+def problems(relative: str, names: set[str]) -> list[str]:
+    """What breaks the layering when the file at ``relative`` (``docs_tools/pages.py``) imports ``names``."""
+    layer = relative.partition("/")[0] if "/" in relative else relative.removesuffix(".py")
+    found = [f"{relative}: imports the tests' {name}" for name in sorted(names & TEST_MODULES)]
+    if layer == "attention_lib":
+        outside = {name for name in names - LIBRARY_MAY_IMPORT - {"."} if name not in sys.stdlib_module_names}
+        found += [f"{relative}: the library imports {name}" for name in sorted(outside - TEST_MODULES)]
+    elif layer == "docs_tools":
+        above = PROJECT - TEST_MODULES - {"attention_lib", "docs_tools"}
+        found += [f"{relative}: the tooling imports {name}" for name in sorted(names & above)]
+    return found
+
+
+def test_every_import_follows_the_layering() -> None:
+    files = python_files()
+    assert {"attention_lib/__init__.py", "docs_tools/pages.py", "hooks/search.py", "conftest.py", "dev.py"} <= {
+        path.relative_to(ROOT).as_posix() for path in files
+    }
+    found = []
+    for path in files:
+        relative = path.relative_to(ROOT).as_posix()
+        found += problems(relative, imported(path.read_text(encoding="utf-8")))
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    ("relative", "source", "expected"),
+    [
+        ("attention_lib/x.py", "import torch\nimport math\nfrom . import masks\n", []),
+        ("attention_lib/x.py", "import numpy", ["attention_lib/x.py: the library imports numpy"]),
+        ("attention_lib/x.py", "from docs_tools import pages", ["attention_lib/x.py: the library imports docs_tools"]),
+        ("docs_tools/x.py", "import attention_lib\nfrom sybil import Document\n", []),
+        ("docs_tools/x.py", "from tests import conftest", ["docs_tools/x.py: imports the tests' tests"]),
+        ("docs_tools/x.py", "from hooks import search", ["docs_tools/x.py: the tooling imports hooks"]),
+        ("docs_tools/x.py", "import dev", ["docs_tools/x.py: the tooling imports dev"]),
+        ("docs_tools/x.py", "import test_docs", ["docs_tools/x.py: imports the tests' test_docs"]),
+        ("hooks/x.py", "from docs_tools import translations\nimport attention_lib\n", []),
+        ("hooks/x.py", "from conftest import DEVICES", ["hooks/x.py: imports the tests' conftest"]),
+        ("tests/test_x.py", "from conftest import DEVICES", ["tests/test_x.py: imports the tests' conftest"]),
+        ("tests/test_x.py", "from test_docs import escapes", ["tests/test_x.py: imports the tests' test_docs"]),
+        ("tests/test_x.py", "from docs_tools import pages\nimport attention_lib\n", []),
+        ("dev.py", "import tests.conftest", ["dev.py: imports the tests' tests"]),
+    ],
+)  # fmt: skip
+def test_the_layering_check_can_fail(relative: str, source: str, expected: list[str]) -> None:
+    assert problems(relative, imported(source)) == expected
+
+
+GUIDES = {"en": (ROOT / "CONTRIBUTING.md", "## Architecture"), "zh": (ROOT / "CONTRIBUTING.zh-CN.md", "## 项目结构")}
+
+
+def _tracked_top_level() -> set[str]:
+    """The repository's top-level directories (``docs/``) and Python files, as Git tracks them."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    names = {path.split("/", 1)[0] + "/" for path in files.splitlines() if "/" in path}
+    return names | {path for path in files.splitlines() if "/" not in path and path.endswith(".py")}
+
+
+@pytest.mark.parametrize("lang", GUIDES)
+def test_the_guide_says_where_every_directory_tooling_module_and_hook_lives(lang: str) -> None:
+    """CONTRIBUTING's "Where things live" and hook tables match the tree: a new top-level directory, tooling
+    module or hook needs a line there, and a line for something gone fails too."""
+    guide, heading = GUIDES[lang]
+    section = guide.read_text(encoding="utf-8").split(heading + "\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", section, re.MULTILINE))
+    modules = {f"docs_tools/{path.name}" for path in (ROOT / "docs_tools").glob("*.py") if path.name != "__init__.py"}
+    hooks = {f"hooks/{path.name}" for path in (ROOT / "hooks").glob("*.py")}
+    expected = _tracked_top_level() | modules | hooks
+    assert sorted(expected - listed) == [], f"{guide.name}: add a line for each"
+    assert sorted(path for path in listed if not (ROOT / path).exists()) == [], f"{guide.name}: lines for nothing"
