@@ -34,7 +34,7 @@ TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
     "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
-    "lint": "check the code with ruff (lint rules and formatting)",
+    "lint": "check the code with ruff (lint rules and formatting) and attention_lib's types with mypy (strict)",
     "package": "build the sdist and wheel into dist/, check them, and test the wheel installed in a fresh venv",
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
@@ -119,16 +119,8 @@ def ensure_site_assets() -> None:
 
 #: The test files that test attention_lib alone (they need torch, hypothesis, numpy and tests/conftest.py,
 #: nothing of the site): ``python3 dev.py package`` runs them against the installed wheel.
-#: tests/test_package.py checks that every such file is listed.
-LIBRARY_TESTS = (
-    "test_bad_input.py",
-    "test_basics.py",
-    "test_book_values.py",
-    "test_equivalence.py",
-    "test_heads.py",
-    "test_masks.py",
-    "test_modules.py",
-)
+#: tests/tooling/test_package.py checks that every such file is listed.
+LIBRARY_TESTS = ROOT / "tests" / "lib"
 #: Run by the fresh environment's Python, outside the repository: the attention_lib it imports is the
 #: wheel's, in that environment's site-packages, and of the wheel's version (argv[1]).
 IMPORT_CHECK = """\
@@ -223,7 +215,7 @@ def package() -> None:
             venv_bin("pytest", env),
             *("-c", ROOT / "pyproject.toml", "--rootdir", ROOT, "-p", "no:cacheprovider"),
             *("-o", "addopts=-p no:doctest --strict-markers -ra", "--confcutdir", ROOT / "tests"),
-            *(ROOT / "tests" / name for name in LIBRARY_TESTS),
+            LIBRARY_TESTS,
             cwd / "test_installed_wheel.py",
             cwd=cwd,
         )
@@ -256,7 +248,12 @@ def main(argv: list[str]) -> int:
             sys.exit("usage: python3 dev.py page docs/<lang>/<page>.md   (for example docs/zh/masks.md)")
         # The notebooks are generated from the pages: regenerate them first, as a writer must before a commit.
         run(venv_bin("python"), "-m", "docs_tools.notebooks")
-        files = ("test_docs.py", "test_code_width.py", "test_translations.py", "test_notebooks.py")
+        files = (
+            "pages/test_docs.py",
+            "pages/test_code_width.py",
+            "tooling/test_translations.py",
+            "pages/test_notebooks.py",
+        )
         run(venv_bin("python"), "-m", "pytest", "-q", "--page", args[0], args[0], *(f"tests/{name}" for name in files))
     elif task in ("translations", "notebooks", "figures"):
         # The site's tooling (docs_tools/), importable from the repository root, where `-m` runs it.
@@ -268,6 +265,7 @@ def main(argv: list[str]) -> int:
     elif task == "lint":
         run(venv_bin("ruff"), "check", ".")
         run(venv_bin("ruff"), "format", "--check", ".")
+        run(venv_bin("mypy"))  # attention_lib, strict ([tool.mypy] in pyproject.toml)
     return 0
 
 

@@ -134,7 +134,8 @@ def check_mask(
             )
         return mask
     try:
-        broadcast = torch.broadcast_shapes(mask.shape, tuple(shape))
+        # torch leaves broadcast_shapes unannotated.
+        broadcast = torch.broadcast_shapes(mask.shape, tuple(shape))  # type: ignore[no-untyped-call]
     except RuntimeError:
         broadcast = None
     if broadcast != tuple(shape):

@@ -6,7 +6,7 @@
 The chapter pages are the one source of truth: a notebook is its page cut into cells. Prose becomes
 Markdown cells, each ```python block a code cell, and the ```output block under it that cell's
 stored output, the very output the test suite verified on the page (so the site renders notebooks
-without executing them, and ``tests/test_notebooks.py`` runs every notebook in a fresh kernel and
+without executing them, and ``tests/pages/test_notebooks.py`` runs every notebook in a fresh kernel and
 compares). Library source shown on a page is not copied into the notebook: a note points to it in
 ``attention_lib``, which the notebook imports. Links to other pages point to the published site, and
 figures travel inside the notebook as attachments, so a downloaded notebook or one opened in Colab

@@ -6,14 +6,14 @@ The conventions, which ``CONTRIBUTING.md`` states for writers:
 
 * A block fenced exactly as ```` ```python ```` runs; all blocks of one page share a namespace, in order.
   Sybil's rule, kept on purpose: ```` ```py ````, ```` ``` python ```` or ```` ```python title="x" ```` do
-  not run, so ``tests/test_docs.py`` fails on any such fence.
+  not run, so ``tests/pages/test_docs.py`` fails on any such fence.
 * An ```` ```output ```` block right after it (only blank lines between) is what the block prints. A
   block with no output block must print nothing. An output block after anything else is an error:
   an output the suite cannot check is never shown.
 * If the block raises, the output block ends with the exception line (``ValueError: ...``), optionally
   after a ``Traceback (most recent call last):`` line and ``...``.
 * ``<!-- skip: next "reason" -->`` (Sybil's own directive) shows the next block without running it;
-  ``tests/test_docs.py`` requires a reason.
+  ``tests/pages/test_docs.py`` requires a reason.
 """
 
 from __future__ import annotations

@@ -4,11 +4,11 @@ mkdocs-static-i18n rebuilds the whole file list as the last ``on_files`` handler
 with plain ``File`` objects. That drops the notebook files mkdocs-jupyter had marked for rendering,
 and MkDocs then copies each ``.ipynb`` through as its raw JSON under ``index.html``, with a green
 ``--strict`` build (ultrabug/mkdocs-static-i18n#198). Running mkdocs-jupyter's own ``on_files`` once
-more, after i18n, marks them again. ``tests/test_notebooks.py`` checks the rendered pages.
+more, after i18n, marks them again. ``tests/pages/test_notebooks.py`` checks the rendered pages.
 
 It also gives mkdocs-jupyter's cache of rendered notebooks one folder per language (see ``on_files``).
 
-The same hook also finishes the notebook pages that mkdocs-jupyter renders (``tests/test_notebook_pages.py``):
+The same hook also finishes the notebook pages that mkdocs-jupyter renders (``tests/site/test_notebook_pages.py``):
 their headings get the chapter's ids, the CSS that mkdocs-jupyter inlines into every page moves into one
 shared stylesheet, the code cells' copy button speaks the page's language, and i18n's sitemap lists them.
 """

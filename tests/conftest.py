@@ -26,6 +26,10 @@ from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_CUDA = torch.cuda.is_available()
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist runs one worker per core: torch's own threads in each would only fight over the cores
+    # (the library's tests took 23 s on 2 workers with torch's default of 2 threads each, 9 s with 1).
+    torch.set_num_threads(1)
 
 #: Parametrize over this to run a test on the CPU and, where present, on CUDA.
 DEVICES = [
@@ -98,6 +102,22 @@ def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
     items[:] = kept
 
 
+#: The layers of the suite, one folder each under tests/, and the marker that selects each (``-m lib``).
+LAYERS = ("lib", "pages", "site", "tooling")
+
+
+def _layer(path: Path) -> str:
+    """A test's layer: its folder under tests/; a page's code blocks are the pages layer."""
+    if path.suffix == ".md":
+        return "pages"
+    folder = path.relative_to(ROOT / "tests").parts[0]
+    if folder not in LAYERS:
+        raise pytest.UsageError(
+            f"{path}: a test file goes in the folder of its layer, one of tests/{{{','.join(LAYERS)}}}"
+        )
+    return folder
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``--page``, keep only what checks that page. Then run the tests that need the built site last,
     and among them first those that build copies of the project (the slowest, about 30 s each): under
@@ -105,6 +125,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     that do not, and no long test is left for the end."""
     if config.getoption("--page"):
         _only_the_page(config, items)
+    for item in items:
+        item.add_marker(_layer(item.path))
 
     def order(item: pytest.Item) -> int:
         fixtures = getattr(item, "fixturenames", ())

@@ -27,7 +27,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10; pytest depends on tomli there
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 DESCRIPTION = ROOT / PYPROJECT["project"]["readme"]
 spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
@@ -57,11 +57,12 @@ def test_the_wheel_is_tested_with_every_test_file_of_the_library_alone() -> None
     # Its browser fixtures import playwright, but no library test asks for them.
     assert _imports(ROOT / "tests" / "conftest.py", when_loaded=True) <= WHEEL_TEST_IMPORTS - {"conftest"}
     library_alone = sorted(
-        path.name
-        for path in (ROOT / "tests").glob("test_*.py")
+        path
+        for path in (ROOT / "tests").rglob("test_*.py")
         if "attention_lib" in _imports(path) and _imports(path) <= WHEEL_TEST_IMPORTS
     )
-    assert sorted(dev.LIBRARY_TESTS) == library_alone
+    assert dev.LIBRARY_TESTS == ROOT / "tests" / "lib"
+    assert library_alone == sorted((ROOT / "tests" / "lib").glob("test_*.py"))
 
 
 def test_the_version_is_written_once() -> None:
@@ -129,7 +130,7 @@ def _archives(tmp_path: Path, wheel_modules: list[str]) -> tuple[Path, Path]:
     [
         (None, None),
         ("-attention_lib/masks.py", "the wheel lacks attention_lib/masks.py"),
-        ("+tests/test_masks.py", "the wheel holds tests/test_masks.py"),
+        ("+tests/lib/test_masks.py", "the wheel holds tests/lib/test_masks.py"),
     ],
 )
 def test_the_archive_check_can_fail(tmp_path: Path, change: str | None, problem: str | None) -> None:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 #: WCAG 2.0, 2.1 and 2.2 at levels A and AA, and axe's best practices.
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]

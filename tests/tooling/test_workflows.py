@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10; pytest depends on tomli there
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 BIN = Path(sys.executable).parent
@@ -147,7 +148,7 @@ def test_issue_templates_match_githubs_schema(schema: str, path: str) -> None:
 
 
 def test_pull_requests_get_the_translation_notice() -> None:
-    """The step tests/test_translations.py exercises: it runs on pull requests only, after the build has
+    """The step tests/tooling/test_translations.py exercises: it runs on pull requests only, after the build has
     set up the environment, with the history it needs to compare with the base, and cannot fail the run
     (the command always exits 0, which that test checks)."""
     build = _load(GITHUB / "workflows" / "site.yml")["jobs"]["build"]
@@ -197,7 +198,7 @@ def test_the_release_publishes_only_tested_packages_from_version_tags() -> None:
     assert upload["with"]["path"] == download["with"]["path"] == "dist/"
     assert upload["with"]["name"] == download["with"]["name"]
     # Every pull request and CI run builds and tests the package with the same command.
-    package = _load(GITHUB / "workflows" / "tests.yml")["jobs"]["package"]
+    package = _load(GITHUB / "workflows" / "package.yml")["jobs"]["package"]
     assert [step["run"] for step in package["steps"] if "run" in step] == ["python dev.py package"]
     assert "\npython3 dev.py package " in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
@@ -223,3 +224,48 @@ def test_the_release_uses_trusted_publishing_and_no_stored_credential() -> None:
     for _, step in publishes:
         assert not {"user", "password", "repository-url"} & set(step.get("with", {})), step
     assert "secrets." not in path.read_text(encoding="utf-8")
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A workflow's path filter as GitHub matches it: ``**`` crosses folders, ``*`` does not."""
+    parts = re.split(r"(\*\*/?|\*|\?)", pattern)
+    wild = {"**/": "(?:.*/)?", "**": ".*", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(wild.get(part, re.escape(part)) for part in parts))
+
+
+def _starts(workflow: str, changed: list[str]) -> bool:
+    """Whether a pull request changing the files ``changed`` starts ``workflow``."""
+    trigger = _load(GITHUB / "workflows" / workflow)["on"]["pull_request"] or {}
+    if "paths" not in trigger:
+        return True
+    return any(_glob(pattern).fullmatch(path) for pattern in trigger["paths"] for path in changed)
+
+
+@pytest.mark.parametrize(
+    ("changed", "started"),
+    [
+        # A translator's pull request: the page, its notebook. The suite and the site, nothing else.
+        (["docs/zh/masks.md", "docs/zh/notebooks/masks.ipynb"], {"tests.yml", "site.yml"}),
+        (["README.zh-CN.md"], {"tests.yml", "site.yml"}),
+        (["docs_tools/translations.py"], {"tests.yml", "site.yml", "lint.yml"}),
+        (["attention_lib/masks.py"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
+        (["tests/lib/test_masks.py"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
+        (["pyproject.toml"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
+        ([".github/workflows/lint.yml"], {"tests.yml", "site.yml", "lint.yml"}),
+    ],
+)
+def test_a_pull_request_starts_only_the_workflows_its_files_can_change(changed: list[str], started: set[str]) -> None:
+    names = {path.name for path in WORKFLOWS if "pull_request" in _load(path)["on"]}
+    assert {name for name in names if _starts(name, changed)} == started
+
+
+def test_the_linters_run_on_github_as_they_do_locally() -> None:
+    lint = _load(GITHUB / "workflows" / "lint.yml")["jobs"]["lint"]
+    assert [step["run"] for step in lint["steps"] if "run" in step] == ["python dev.py lint"]
+    dev = (ROOT / "dev.py").read_text(encoding="utf-8")
+    lint_task = dev.split('elif task == "lint":', 1)[1].split("return 0", 1)[0]
+    assert 'run(venv_bin("ruff"), "check", ".")' in lint_task
+    assert 'run(venv_bin("mypy"))' in lint_task
+    mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert mypy["files"] == ["attention_lib"]
+    assert mypy["strict"] is True

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+#: Top-level folders that hold no code of the project (environments, build output, caches).
 SKIPPED = {".venv", ".git", "node_modules", "site", "dist", "build", ".cache", ".hypothesis", ".pytest_cache"}
 #: The project's own top-level modules and packages, by the name they are imported as.
 PROJECT = {"attention_lib", "docs_tools", "hooks", "tests", "benchmarks", "dev", "conftest"}
 #: Modules that live in tests/: the test files and their fixtures.
-TEST_MODULES = {path.stem for path in (ROOT / "tests").glob("*.py")} | {"tests", "conftest"}
+TEST_MODULES = {path.stem for path in (ROOT / "tests").rglob("*.py")} | {"tests", "conftest"}
 #: What the library may import besides the standard library: torch and itself.
 LIBRARY_MAY_IMPORT = {"torch", "attention_lib"}
 
@@ -31,7 +32,7 @@ def python_files() -> list[Path]:
     return sorted(
         path
         for path in ROOT.rglob("*.py")
-        if not SKIPPED.intersection(path.relative_to(ROOT).parts[:-1]) and path.parts[-2] != "__pycache__"
+        if path.relative_to(ROOT).parts[0] not in SKIPPED and path.parts[-2] != "__pycache__"
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from docs_tools import translations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_both_glossaries_list_the_same_terms() -> None:

@@ -24,7 +24,7 @@ from sybil import Document
 from docs_tools import translations
 from docs_tools.pages import OUTPUT, RUN, fenced_blocks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LANGUAGES = ("en", "zh")
 

@@ -12,7 +12,7 @@ import pytest
 
 from docs_tools import translations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
 #: Built page of each source page: index.md -> index.html, masks.md -> masks/index.html.
 PAGES = {

@@ -16,7 +16,7 @@ import pytest
 
 from docs_tools import translations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 LOCALES = [language.locale for language in translations.languages()]
 PAGES = translations.pages()
@@ -417,10 +417,17 @@ def test_the_status_page_lists_every_page_and_its_state(site: Path, prefix: str)
 # The translator's path, and a third language, on a copy of the project
 # ---------------------------------------------------------------------------------------------------
 
-IGNORED = shutil.ignore_patterns(
-    ".git", ".venv", "site", "node_modules", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache",
-    "*.egg-info", "htmlcov", ".coverage*", ".cache",
-)  # fmt: skip
+_IGNORED_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.egg-info", ".coverage*")
+#: Top-level folders only: tests/site/ is code, /site/ the build output.
+_IGNORED_AT_THE_ROOT = {
+    ".git", ".venv", "site", "dist", "build", "node_modules", ".pytest_cache", ".hypothesis", ".ruff_cache",
+    "htmlcov", ".cache",
+}  # fmt: skip
+
+
+def _ignored(folder: str, names: list[str]) -> set[str]:
+    ignored = _IGNORED_ANYWHERE(folder, names)
+    return ignored | (_IGNORED_AT_THE_ROOT & set(names) if Path(folder) == ROOT else set())
 
 
 @pytest.fixture
@@ -429,7 +436,7 @@ def copy(tmp_path: Path, site: Path) -> Path:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
     root = tmp_path / "project"
-    shutil.copytree(ROOT, root, ignore=IGNORED)
+    shutil.copytree(ROOT, root, ignore=_ignored)
     _git(root, "init", "-q")
     _git(root, "add", ".")
     _git(root, "commit", "-q", "-m", "copy")
@@ -539,7 +546,7 @@ def test_the_translators_path(copy: Path) -> None:
     _run(copy, "-m", "docs_tools.notebooks", "--check")
     _run(
         copy, "-m", "pytest", "-q", "-p", "no:cacheprovider", "docs/en/masks.md", "docs/zh/masks.md",
-        "tests/test_docs.py", "tests/test_glossary.py", "-k", "masks or glossary",
+        "tests/pages/test_docs.py", "tests/pages/test_glossary.py", "-k", "masks or glossary",
     )  # fmt: skip
     site = _build(copy)
     assert _banner(site / "zh" / "masks" / "index.html") is None

@@ -20,7 +20,7 @@ from docs_tools import translations
 from docs_tools.outputs import compare_output
 from docs_tools.pages import RUN, fenced_blocks, shown_outputs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 NOTEBOOKS = [(lang, page) for lang in make_notebooks.LANGUAGES for page in make_notebooks.CHAPTERS]
 IDS = [f"{lang}/{page}" for lang, page in NOTEBOOKS]
@@ -151,7 +151,7 @@ def test_notebook_is_rendered_on_the_site_with_download_and_colab(site: Path, la
     colab = f"https://colab.research.google.com/github/attention-docs/attention-docs/blob/main/docs/{lang}/notebooks/{page}.ipynb"
     assert f'href="{colab}"' in html
     # No formula is left to MathJax (mkdocs-jupyter's default loads it from a CDN): KaTeX typeset them at
-    # build time (tests/test_math.py counts them), and the page loads no math script at all.
+    # build time (tests/site/test_math.py counts them), and the page loads no math script at all.
     scripts = re.findall(r'<script[^>]*\bsrc="([^"]*)"', html)
     assert [src for src in scripts if re.search("mathjax|katex|math\\.js", src, re.IGNORECASE)] == []
     assert "x-mathjax-config" not in html

@@ -18,7 +18,7 @@ import pytest
 
 from docs_tools import translations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 NOTEBOOKS = sorted(path.stem for path in (DOCS / "en" / "notebooks").glob("*.ipynb"))
 LANGUAGES = ("en", "zh")

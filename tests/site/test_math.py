@@ -21,7 +21,7 @@ from mkdocs.exceptions import PluginError
 
 from docs_tools import translations
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LANGUAGES = ("en", "zh")
 CHAPTERS = translations.pages()  # the English pages, as paths relative to docs/en

@@ -16,7 +16,7 @@ from sybil import Document
 from docs_tools import translations
 from docs_tools.pages import RUN, fenced_blocks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
 LANGUAGES = ("en", "zh")

@@ -1,7 +1,7 @@
 """The pages' code blocks: none escapes execution, and what is shown is what printed.
 
 That the two languages show the same code, outputs, headings and links is checked by
-tests/test_translations.py.
+tests/tooling/test_translations.py.
 """
 
 from __future__ import annotations
