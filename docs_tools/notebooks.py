@@ -19,12 +19,13 @@ from __future__ import annotations
 import ast
 import base64
 import functools
-import json
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import nbformat
+from nbformat import v4
 from sybil import Document
 
 from docs_tools import generated, translations
@@ -169,23 +170,19 @@ def _outputs(expected: str | None) -> tuple[list[dict], bool]:
         error, lines = lines[-1], lines[:-1]
     outputs = []
     if lines:
-        outputs.append({"name": "stdout", "output_type": "stream", "text": "\n".join(lines) + "\n"})
+        outputs.append(v4.new_output("stream", name="stdout", text="\n".join(lines) + "\n"))
     if error is not None:
         ename, _, evalue = error.partition(": ")
-        outputs.append({"ename": ename, "evalue": evalue, "output_type": "error", "traceback": [error]})
+        outputs.append(v4.new_output("error", ename=ename, evalue=evalue, traceback=[error]))
     return outputs, error is not None
 
 
-def _cell(kind: str, source: str, **extra: object) -> dict:
-    cell = {"cell_type": kind, "metadata": extra.pop("metadata", {}), "source": source.splitlines(keepends=True)}
-    if kind == "code":
-        cell.update(execution_count=None, outputs=extra.pop("outputs", []))
-    cell.update(extra)
-    return cell
+def _markdown_cell(source: str, attachments: dict) -> nbformat.NotebookNode:
+    return v4.new_markdown_cell(source, **({"attachments": attachments} if attachments else {}))
 
 
 def notebook(page: str, lang: str) -> dict:
-    """The notebook of one chapter page, as nbformat 4 JSON."""
+    """The notebook of one chapter page (nbformat 4)."""
     site_url, repository = settings()
     path = DOCS / lang / f"{page}.md"
     # A translated page's front matter is its freshness record (docs_tools/translations.py), not content.
@@ -199,14 +196,13 @@ def notebook(page: str, lang: str) -> dict:
     notebook_path = f"docs/{lang}/notebooks/{page}.ipynb"
     colab = f"https://colab.research.google.com/github/{repository.removeprefix('https://github.com/')}/blob/main/{notebook_path}"
     cells = [
-        _cell(
-            "markdown",
+        v4.new_markdown_cell(
             f"# {title}\n\n"
             + words["from_page"].format(title=title, url=page_url(site_url, lang, page))
-            + f" [{words['colab']}]({colab})",
+            + f" [{words['colab']}]({colab})"
         ),
-        _cell("markdown", words["setup"].format(version=version())),
-        _cell("code", install_cell(lang, repository)),
+        v4.new_markdown_cell(words["setup"].format(version=version())),
+        v4.new_code_cell(install_cell(lang, repository)),
     ]
     position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
     for block in blocks:
@@ -216,7 +212,7 @@ def notebook(page: str, lang: str) -> dict:
         prose, attachments = _markdown(text[position : block.start], lang, site_url, heading_ids)
         position = block.end
         if prose:
-            cells.append(_cell("markdown", prose, **({"attachments": attachments} if attachments else {})))
+            cells.append(_markdown_cell(prose, attachments))
         if info == OUTPUT:
             continue  # stored with the code cell before it
         source = str(block.lexemes["source"]).rstrip("\n")
@@ -225,34 +221,30 @@ def notebook(page: str, lang: str) -> dict:
             name = include["name"]
             api = page_url(site_url, lang, "api", f"#attention_lib.{Path(include['path']).stem}.{name}")
             cells.append(
-                _cell("markdown", words["source"].format(name=name, url=page_url(site_url, lang, page), api=api))
+                v4.new_markdown_cell(words["source"].format(name=name, url=page_url(site_url, lang, page), api=api))
             )
             continue
         output = outputs.get(block.start)
         stored, raises = _outputs(None if output is None else str(output.lexemes["source"]))
         metadata = {"tags": ["raises-exception"]} if raises else {}
-        cells.append(_cell("code", source, outputs=stored, metadata=metadata))
+        cells.append(v4.new_code_cell(source, outputs=stored, metadata=metadata))
     prose, attachments = _markdown(text[position:], lang, site_url, heading_ids)
     if prose:
-        cells.append(_cell("markdown", prose, **({"attachments": attachments} if attachments else {})))
-    return {
-        "cells": cells,
-        "metadata": {
-            "attention_docs": {"source": f"docs/{lang}/{page}.md", "heading_ids": heading_ids},
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
+        cells.append(_markdown_cell(prose, attachments))
+    for number, cell in enumerate(cells):
+        cell["id"] = f"{page}-{number}"  # stable ids (nbformat draws random ones), so regenerating changes nothing
+    metadata = {
+        "attention_docs": {"source": f"docs/{lang}/{page}.md", "heading_ids": heading_ids},
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
     }
+    return v4.new_notebook(cells=cells, metadata=metadata)
 
 
 def render(page: str, lang: str) -> str:
     nb = notebook(page, lang)
-    for number, cell in enumerate(nb["cells"]):
-        cell["id"] = f"{page}-{number}"  # stable ids, so regenerating changes nothing
-        cell.setdefault("metadata", {})
-    return json.dumps(nb, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    nbformat.validate(nb)  # against nbformat's own schema: a malformed notebook fails here, not in Jupyter
+    return nbformat.writes(nb) + "\n"
 
 
 def target(page: str, lang: str) -> Path:
