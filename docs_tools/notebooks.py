@@ -28,25 +28,14 @@ import nbformat
 from nbformat import v4
 from sybil import Document
 
-from docs_tools import generated, translations
+from docs_tools import config, generated, translations
 from docs_tools.pages import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs
 from docs_tools.project import DOCS, ROOT
 
-#: Chapters 3 to 13 of the curriculum: the pages that teach with code.
-CHAPTERS = (
-    "attention-scores",
-    "attention-weights",
-    "context-vectors",
-    "scoring-functions",
-    "trainable-weights",
-    "masks",
-    "dropout",
-    "buffers",
-    "multi-head",
-    "cross-attention",
-    "pytorch-equivalence",
-)
-LANGUAGES = ("en", "zh")
+#: The chapters that have a notebook (the navigation's notebooks/ entries), in the languages whose pages all
+#: exist, all read from mkdocs.yml.
+CHAPTERS = tuple(config.notebook_chapters())
+LANGUAGES = tuple(config.complete_locales())
 SKIP = re.compile(r"<!--+\s*skip:[^\n]*?--+>\n?")
 INCLUDE = re.compile(r'--8<-- "(?P<path>[^":]+):(?P<name>\w+)"')
 HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)\s*\{\s*#(?P<id>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
@@ -54,32 +43,10 @@ IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\(\.\./assets/figures/(?P<name>[\w.-]+\
 LINK = re.compile(r"\]\((?P<page>[\w-]+)\.md(?P<anchor>#[\w.-]+)?\)")
 ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)")?\n(?P<body>(?:(?: {4}.*)?\n)*)', re.M)
 
-TEXT = {
-    "en": {
-        "setup": "Run this first. It installs `attention_lib` {version}, the version this notebook was checked"
-        " with, from PyPI if this Python has another version or none (in Colab, for example); anywhere else it"
-        " does nothing.",
-        "fallback": "If PyPI cannot be reached, install the same version from the repository:",
-        "source": "The source of `{name}` is shown on [the page]({url}); here it is imported from"
-        " `attention_lib` instead of copied. Read it with `inspect.getsource({name})` or in"
-        " [the API reference]({api}).",
-        "from_page": "This notebook is generated from the page [{title}]({url}): the same code and the"
-        " same outputs, checked by the test suite.",
-        "colab": "Open in Colab",
-        "kinds": {"note": "Note", "warning": "Warning", "tip": "Tip", "info": "Info", "question": "Question"},
-    },
-    "zh": {
-        "setup": "请先运行这个单元格。如果当前 Python 环境没有安装 `attention_lib`，或者版本不是 {version}"
-        "（例如在 Colab 中），它会从 PyPI 安装 {version} 版，也就是验证本 notebook 时所用的版本；"
-        "否则它什么也不做。",
-        "fallback": "如果无法访问 PyPI，可以改为从代码仓库安装同一版本：",
-        "source": "`{name}` 的源码展示在[对应页面]({url})上；这里直接从 `attention_lib` 导入，而不是复制一份。"
-        "可以用 `inspect.getsource({name})` 查看，或者阅读 [API 参考]({api})。",
-        "from_page": "本 notebook 由页面[{title}]({url})生成：代码和输出与页面完全相同，并由测试套件检查。",
-        "colab": "在 Colab 中打开",
-        "kinds": {"note": "注意", "warning": "警告", "tip": "提示", "info": "说明", "question": "问题"},
-    },
-}
+
+def _words(lang: str) -> dict:
+    """The notebook's words in ``lang`` (``extra.notebook`` in mkdocs.yml, overridden per language)."""
+    return config.extra(lang)["notebook"]
 
 
 def version() -> str:
@@ -100,7 +67,7 @@ def install_cell(lang: str, repository: str) -> str:
     the way round an unreachable PyPI: the same version from the repository's release tag."""
     pinned = version()
     return (
-        f"# {TEXT[lang]['fallback']}\n"
+        f"# {_words(lang)['fallback']}\n"
         f'# %pip install "attention_lib @ git+{repository}@v{pinned}"\n'
         "import importlib.metadata\n\n"
         "try:\n"
@@ -114,10 +81,7 @@ def install_cell(lang: str, repository: str) -> str:
 
 def settings() -> tuple[str, str]:
     """The published site's address and the repository's, both read from ``mkdocs.yml``."""
-    config = translations.config()
-    site_url = config["site_url"].rstrip("/") + "/"
-    repository = config["extra"]["repository"].rstrip("/")
-    return site_url, repository
+    return config.addresses()
 
 
 def page_url(site_url: str, lang: str, page: str, anchor: str = "") -> str:
@@ -145,7 +109,7 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tu
         return f"![{match['alt']}](attachment:{name})"
 
     def admonition(match: re.Match) -> str:
-        kinds = TEXT[lang]["kinds"]
+        kinds = _words(lang)["kinds"]
         title = match["title"] or kinds.get(match["kind"], match["kind"].title())
         body = [line[4:] for line in match["body"].rstrip("\n").split("\n")]
         return "\n".join([f"> **{title}**", ">", *(f"> {line}".rstrip() for line in body)]) + "\n"
@@ -190,7 +154,7 @@ def notebook(page: str, lang: str) -> dict:
     document = Document(text, str(path))
     blocks = list(fenced_blocks(document))
     outputs = shown_outputs(document, blocks)
-    words = TEXT[lang]
+    words = _words(lang)
     title, title_id = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text).groups()
     heading_ids = [title_id]
     notebook_path = f"docs/{lang}/notebooks/{page}.ipynb"

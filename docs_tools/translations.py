@@ -38,13 +38,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from sybil import Document
 
+from docs_tools.config import SOURCE, languages
 from docs_tools.pages import OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import DOCS, ROOT
-
-SOURCE = "en"
 
 UP_TO_DATE, OUTDATED, MISSING = "up to date", "outdated", "missing"
 FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?\n)---\n+", re.DOTALL)
@@ -56,37 +54,6 @@ LANGUAGE_MARK = "# python3 dev.py translations add-language adds new languages a
 # ---------------------------------------------------------------------------------------------------
 # Languages and freshness records
 # ---------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Language:
-    locale: str
-    name: str
-    #: Every page must exist in a complete language; a language still being added may miss pages.
-    complete: bool
-
-
-class _Loader(yaml.SafeLoader):
-    """Reads mkdocs.yml, whose !!python tag (the slugify function) becomes None."""
-
-
-_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
-
-
-def config(root: Path = ROOT) -> dict:
-    return yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
-
-
-def languages(root: Path = ROOT) -> list[Language]:
-    """The translation languages configured in mkdocs.yml (English, the source, is not one of them)."""
-    settings = config(root)
-    i18n = next(plugin["i18n"] for plugin in settings["plugins"] if isinstance(plugin, dict) and "i18n" in plugin)
-    complete = set(settings["extra"].get("complete_languages", []))
-    return [
-        Language(language["locale"], language["name"], language["locale"] in complete)
-        for language in i18n["languages"]
-        if language["locale"] != SOURCE
-    ]
 
 
 def pages(docs: Path = DOCS) -> list[str]:

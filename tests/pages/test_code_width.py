@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 from sybil import Document
 
+from docs_tools import config as site_config
 from docs_tools import translations
 from docs_tools.pages import OUTPUT, RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 
 #: At 1280 px, with both of Material's sidebars, a code block shows 80 columns of its 13.6 px monospace
 #: font; 79 (PEP 8's limit) keeps one column to spare for fonts a little wider than the one measured.
@@ -142,7 +143,7 @@ MAX_SCROLLING = 0.05  # at most 5% of the chapters' code blocks may scroll sidew
 
 
 def chapters() -> list[str]:
-    sections = {title: entries for item in translations.config()["nav"] for title, entries in item.items()}
+    sections = {title: entries for item in site_config.config()["nav"] for title, entries in item.items()}
     missing = [title for title in CHAPTER_SECTIONS if not isinstance(sections.get(title), list)]
     assert not missing, f"mkdocs.yml's nav has no section {missing}: update CHAPTER_SECTIONS"
     return [page for title in CHAPTER_SECTIONS for entry in sections[title] for page in entry.values()]

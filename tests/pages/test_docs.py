@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from sybil import Document
 
+from docs_tools import config as site_config
 from docs_tools import examples, translations
 from docs_tools.examples import PythonWithOutputParser, evaluate
 from docs_tools.outputs import compare_output
 from docs_tools.pages import PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import DOCS
 
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 PAGES = translations.pages()  # the English pages, as paths relative to docs/en
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 

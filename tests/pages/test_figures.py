@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_tools import config as site_config
 from docs_tools import figures
 from docs_tools.project import DOCS
 
@@ -16,7 +17,7 @@ def test_committed_figures_are_up_to_date() -> None:
 
 
 def test_every_figure_is_used_by_a_page_in_both_languages() -> None:
-    for lang in ("en", "zh"):
+    for lang in site_config.complete_locales():
         text = "".join(path.read_text(encoding="utf-8") for path in (DOCS / lang).rglob("*.md"))
         unused = [name for name in figures.FIGURE_MAKERS if f"../assets/figures/{name}" not in text]
         assert unused == [], f"{lang}: figures no page shows"

@@ -15,8 +15,8 @@ from nbclient import NotebookClient
 from sybil import Document
 
 import attention_lib
+from docs_tools import config as site_config
 from docs_tools import notebooks as make_notebooks
-from docs_tools import translations
 from docs_tools.outputs import compare_output
 from docs_tools.pages import RUN, fenced_blocks, shown_outputs
 
@@ -47,7 +47,7 @@ def test_committed_notebooks_are_generated_from_the_current_pages() -> None:
 
 def test_the_repository_is_named_once() -> None:
     site_url, repository = make_notebooks.settings()
-    config = translations.config()
+    config = site_config.config()
     assert config["edit_uri"].startswith(repository + "/"), "edit_uri and extra.repository name different repositories"
     assert site_url == config["site_url"]
 
@@ -176,7 +176,7 @@ def test_notebook_headings_keep_the_chapters_ids(site: Path, lang: str, page: st
 
 def test_only_notebooks_become_notebook_pages(site: Path) -> None:
     """mkdocs-jupyter's default include would turn every .py and .md under docs/ into a notebook page."""
-    config = translations.config()
+    config = site_config.config()
     jupyter = next(
         plugin["mkdocs-jupyter"]
         for plugin in config["plugins"]

@@ -13,13 +13,14 @@ from urllib.parse import urlsplit
 import pytest
 from sybil import Document
 
+from docs_tools import config as site_config
 from docs_tools import translations
 from docs_tools.pages import RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 
 
 def _url(lang: str, source: str) -> str:

@@ -19,11 +19,12 @@ from urllib.parse import urlsplit
 import pytest
 from mkdocs.exceptions import PluginError
 
+from docs_tools import config as site_config
 from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 CHAPTERS = translations.pages()  # the English pages, as paths relative to docs/en
 NOTEBOOKS = sorted(path.name for path in (DOCS / "en" / "notebooks").glob("*.ipynb"))
 CSS = "assets/vendor/katex/katex.min.css"

@@ -16,12 +16,12 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from docs_tools import translations
+from docs_tools import config as site_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 NOTEBOOKS = sorted(path.stem for path in (DOCS / "en" / "notebooks").glob("*.ipynb"))
-LANGUAGES = ("en", "zh")
+LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 PAGES = [(lang, name) for lang in LANGUAGES for name in NOTEBOOKS]
 IDS = [f"{lang}/{name}" for lang, name in PAGES]
 PHONE, DESKTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 800}
@@ -238,7 +238,7 @@ def test_copy_buttons_speak_the_page_language(opened: Opened) -> None:
 # The sitemap
 # ---------------------------------------------------------------------------------------------------
 def test_sitemap_lists_every_notebook_page_of_both_languages(site: Path) -> None:
-    site_url = translations.config()["site_url"]
+    site_url = site_config.config()["site_url"]
     ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9", "x": "http://www.w3.org/1999/xhtml"}
     urls = ElementTree.parse(site / "sitemap.xml").getroot().findall("s:url", ns)
     listed = {url.findtext("s:loc", namespaces=ns): url for url in urls}

@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from docs_tools import config as site_config
 from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,7 +230,7 @@ def test_the_frame_language_check_can_fail() -> None:
 
 def _verified_with_words() -> dict[str, str]:
     """The footer's versions line per language, as mkdocs.yml words it (extra.ui, overridden per language)."""
-    config = translations.config()
+    config = site_config.config()
     i18n = next(plugin["i18n"] for plugin in config["plugins"] if isinstance(plugin, dict) and "i18n" in plugin)
     words = {"en": config["extra"]["ui"]["verified_with"]}
     for language in i18n["languages"]:

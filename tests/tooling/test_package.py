@@ -18,7 +18,7 @@ import pytest
 from sybil import Document
 
 import attention_lib
-from docs_tools import translations
+from docs_tools import config as site_config
 from docs_tools.outputs import compare_output
 from docs_tools.pages import RUN, fenced_blocks, shown_outputs
 
@@ -80,7 +80,7 @@ def test_the_installed_metadata_has_the_sources_version() -> None:
 
 def test_the_pypi_description_is_about_the_package() -> None:
     text = DESCRIPTION.read_text(encoding="utf-8")
-    config = translations.config()
+    config = site_config.config()
     site = config["site_url"]
     assert DESCRIPTION == ROOT / "attention_lib" / "README.md"
     assert text.startswith("# attention_lib\n")

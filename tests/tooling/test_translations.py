@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from docs_tools import config as site_config
 from docs_tools import translations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -605,7 +606,7 @@ def test_the_guide_exists_in_both_languages_and_is_linked_from_the_readmes_and_t
         assert "](CONTRIBUTING.zh-CN.md)" in text, readme
     assert "](CONTRIBUTING.zh-CN.md)" in GUIDES["en"].read_text(encoding="utf-8")
     assert "](CONTRIBUTING.md)" in GUIDES["zh"].read_text(encoding="utf-8")
-    repository = translations.config()["extra"]["repository"]
+    repository = site_config.config()["extra"]["repository"]
     for lang, guide in GUIDES.items():
         for page in ("index.md", "translation-status.md"):
             text = (ROOT / "docs" / lang / page).read_text(encoding="utf-8")

@@ -1,0 +1,87 @@
+"""The site's settings, read from ``mkdocs.yml``, the one place they are written: the languages, the chapters
+that have a notebook, the published site's and the repository's addresses, and each language's words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from docs_tools.project import ROOT
+
+#: The language every page is written in first; the others translate it.
+SOURCE = "en"
+
+
+@dataclass(frozen=True)
+class Language:
+    locale: str
+    name: str
+    #: Every page must exist in a complete language; a language still being added may miss pages.
+    complete: bool
+
+
+class _Loader(yaml.SafeLoader):
+    """Reads mkdocs.yml, whose !!python tag (the slugify function) becomes None."""
+
+
+_Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def config(root: Path = ROOT) -> dict:
+    return yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def _i18n_languages(settings: dict) -> list[dict]:
+    i18n = next(plugin["i18n"] for plugin in settings["plugins"] if isinstance(plugin, dict) and "i18n" in plugin)
+    return i18n["languages"]
+
+
+def languages(root: Path = ROOT) -> list[Language]:
+    """The translation languages configured in mkdocs.yml (English, the source, is not one of them)."""
+    settings = config(root)
+    complete = set(settings["extra"].get("complete_languages", []))
+    return [
+        Language(language["locale"], language["name"], language["locale"] in complete)
+        for language in _i18n_languages(settings)
+        if language["locale"] != SOURCE
+    ]
+
+
+def complete_locales(root: Path = ROOT) -> list[str]:
+    """The source language and every complete translation: the languages whose pages all exist."""
+    return [SOURCE, *(language.locale for language in languages(root) if language.complete)]
+
+
+def notebook_chapters(root: Path = ROOT) -> list[str]:
+    """The chapters with a notebook, in the navigation's order: the pages it lists as ``notebooks/<page>.ipynb``."""
+
+    def walk(items: list) -> list[str]:
+        found = []
+        for item in items:
+            target = next(iter(item.values())) if isinstance(item, dict) else item
+            if isinstance(target, list):
+                found += walk(target)
+            elif target.startswith("notebooks/") and target.endswith(".ipynb"):
+                found.append(target.removeprefix("notebooks/").removesuffix(".ipynb"))
+        return found
+
+    return walk(config(root)["nav"])
+
+
+def addresses(root: Path = ROOT) -> tuple[str, str]:
+    """The published site's address (ending in /) and the repository's (without one)."""
+    settings = config(root)
+    return settings["site_url"].rstrip("/") + "/", settings["extra"]["repository"].rstrip("/")
+
+
+def extra(lang: str, root: Path = ROOT) -> dict:
+    """``extra`` in mkdocs.yml as the pages of ``lang`` see it: each language's i18n entry overrides keys of it."""
+    settings = config(root)
+    merged = dict(settings["extra"])
+    for language in _i18n_languages(settings):
+        if language["locale"] == lang:
+            for key, value in language.get("extra", {}).items():
+                merged[key] = {**merged[key], **value} if isinstance(value, dict) and key in merged else value
+    return merged
