@@ -106,10 +106,13 @@ def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
 LAYERS = ("lib", "pages", "site", "tooling")
 
 
-def _layer(path: Path) -> str:
-    """A test's layer: its folder under tests/; a page's code blocks are the pages layer."""
+def _layer(path: Path) -> str | None:
+    """A test's layer: its folder under tests/; a page's code blocks are the pages layer. None for a test
+    from elsewhere (dev.py package runs one beside the installed wheel, with the library's)."""
     if path.suffix == ".md":
         return "pages"
+    if not path.is_relative_to(ROOT / "tests"):
+        return None
     folder = path.relative_to(ROOT / "tests").parts[0]
     if folder not in LAYERS:
         raise pytest.UsageError(
@@ -126,7 +129,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if config.getoption("--page"):
         _only_the_page(config, items)
     for item in items:
-        item.add_marker(_layer(item.path))
+        layer = _layer(item.path)
+        if layer is not None:
+            item.add_marker(layer)
 
     def order(item: pytest.Item) -> int:
         fixtures = getattr(item, "fixturenames", ())
