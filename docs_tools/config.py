@@ -85,3 +85,12 @@ def extra(lang: str, root: Path = ROOT) -> dict:
             for key, value in language.get("extra", {}).items():
                 merged[key] = {**merged[key], **value} if isinstance(value, dict) and key in merged else value
     return merged
+
+
+def url(lang: str, source: str) -> str:
+    """Where the page built from ``docs/<lang>/<source>`` is served, relative to the site's root: ``zh/masks/``
+    for ``masks.md``, ``notebooks/masks/`` for an English ``notebooks/masks.ipynb``, ``""`` for the home page
+    (the source language at the root, the others under their locale; MkDocs' directory URLs)."""
+    prefix = "" if lang == SOURCE else f"{lang}/"
+    stem = source.removesuffix(".md").removesuffix(".ipynb")
+    return prefix + ("" if stem == "index" else stem + "/")

@@ -85,9 +85,7 @@ def settings() -> tuple[str, str]:
 
 
 def page_url(site_url: str, lang: str, page: str, anchor: str = "") -> str:
-    prefix = "" if lang == "en" else f"{lang}/"
-    path = "" if page == "index" else f"{page}/"
-    return f"{site_url}{prefix}{path}{anchor}"
+    return site_url + config.url(lang, f"{page}.md") + anchor
 
 
 def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tuple[str, dict]:

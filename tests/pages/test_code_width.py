@@ -150,7 +150,7 @@ def chapters() -> list[str]:
 
 
 def _url(lang: str, source: str) -> str:
-    return ("" if lang == "en" else f"{lang}/") + source.removesuffix(".md") + "/"
+    return site_config.url(lang, source)
 
 
 def _fences(source: Path) -> int:

@@ -130,7 +130,7 @@ def test_the_install_cell_does_nothing_where_attention_lib_is_installed(
 
 
 def _page(site: Path, lang: str, page: str) -> Path:
-    return site / ("" if lang == "en" else f"{lang}/") / "notebooks" / page / "index.html"
+    return site / site_config.url(lang, f"notebooks/{page}.ipynb") / "index.html"
 
 
 @pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
@@ -165,7 +165,7 @@ def test_notebook_headings_keep_the_chapters_ids(site: Path, lang: str, page: st
     ids = re.findall(r'<h[1-6] id="([^"]*)"', html.split('class="md-content"', 1)[1])
     chapter = re.findall(
         r'<h[1-6] id="([^"]*)"',
-        (site / ("" if lang == "en" else lang) / page / "index.html")
+        (site / site_config.url(lang, f"{page}.md") / "index.html")
         .read_text(encoding="utf-8")
         .split('class="md-content"', 1)[1],
     )

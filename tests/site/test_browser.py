@@ -24,9 +24,7 @@ LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and eve
 
 
 def _url(lang: str, source: str) -> str:
-    """Where the page built from ``docs/<lang>/<source>`` is served, relative to the site's root."""
-    prefix = "" if lang == "en" else f"{lang}/"
-    return prefix + ("" if source == "index.md" else source.removesuffix(".md") + "/")
+    return site_config.url(lang, source)
 
 
 URLS = [_url(lang, source) for lang in LANGUAGES for source in SOURCES]

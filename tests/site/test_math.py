@@ -65,14 +65,14 @@ def test_the_formula_count_can_fail() -> None:
 # (url of the built page, relative to the site; the source it is built from) for every page with content.
 PAGES = [
     (
-        ("" if lang == "en" else f"{lang}/") + ("" if chapter == "index.md" else chapter.removesuffix(".md") + "/"),
+        site_config.url(lang, chapter),
         DOCS / lang / chapter,
     )
     for lang in LANGUAGES
     for chapter in CHAPTERS
 ] + [
     (
-        ("" if lang == "en" else f"{lang}/") + f"notebooks/{notebook.removesuffix('.ipynb')}/",
+        site_config.url(lang, f"notebooks/{notebook}"),
         DOCS / lang / "notebooks" / notebook,
     )
     for lang in LANGUAGES

@@ -43,7 +43,7 @@ INLINE_CSS_LIMIT = 4096
 
 
 def _url(lang: str, name: str) -> str:
-    return ("" if lang == "en" else f"{lang}/") + f"notebooks/{name}/"
+    return site_config.url(lang, f"notebooks/{name}.ipynb")
 
 
 class Opened:
