@@ -28,7 +28,7 @@ import nbformat
 from nbformat import v4
 from sybil import Document
 
-from docs_tools import config, generated, translations
+from docs_tools import config, generated, records
 from docs_tools.pages import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs
 from docs_tools.project import DOCS, ROOT
 
@@ -147,8 +147,8 @@ def notebook(page: str, lang: str) -> dict:
     """The notebook of one chapter page (nbformat 4)."""
     site_url, repository = settings()
     path = DOCS / lang / f"{page}.md"
-    # A translated page's front matter is its freshness record (docs_tools/translations.py), not content.
-    text = translations.FRONT_MATTER.sub("", path.read_text(encoding="utf-8"), count=1)
+    # A translated page's front matter is its freshness record (docs_tools/records.py), not content.
+    text = records.FRONT_MATTER.sub("", path.read_text(encoding="utf-8"), count=1)
     document = Document(text, str(path))
     blocks = list(fenced_blocks(document))
     outputs = shown_outputs(document, blocks)

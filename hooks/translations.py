@@ -6,7 +6,7 @@
 * The translation status page (``translation-status.md``) holds the marker ``<!-- translation-status -->``,
   which becomes a table of every page and its state in every language.
 
-The states and the freshness records come from ``docs_tools/translations.py``; the banner and table text
+The states and the freshness records come from ``docs_tools/records.py``; the banner and table text
 from ``extra.translation`` in mkdocs.yml, which each language overrides in its i18n entry.
 """
 
@@ -21,7 +21,7 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
 
-from docs_tools import translations
+from docs_tools import records
 
 MARKER = "<!-- translation-status -->"
 
@@ -63,12 +63,12 @@ def status_table(config: MkDocsConfig) -> str:
     current, default, names = _languages(config)
     root = Path(config.docs_dir).parent
     text = _text(config)
-    table = translations.statuses(root)
+    table = records.statuses(root)
     locales = [locale for locale in names if locale != default]
     words = {
-        translations.UP_TO_DATE: text["up_to_date"],
-        translations.OUTDATED: text["outdated_state"],
-        translations.MISSING: text["missing_state"],
+        records.UP_TO_DATE: text["up_to_date"],
+        records.OUTDATED: text["outdated_state"],
+        records.MISSING: text["missing_state"],
     }
     lines = []
     for locale in locales:
@@ -78,9 +78,9 @@ def status_table(config: MkDocsConfig) -> str:
             + text["summary"].format(
                 language=names[locale],
                 pages=len(table),
-                up_to_date=counts[translations.UP_TO_DATE],
-                outdated=counts[translations.OUTDATED],
-                missing=counts[translations.MISSING],
+                up_to_date=counts[records.UP_TO_DATE],
+                outdated=counts[records.OUTDATED],
+                missing=counts[records.MISSING],
             )
         )
     lines += ["", "| " + " | ".join([text["page"], *(names[locale] for locale in locales)]) + " |"]
@@ -113,11 +113,11 @@ def banner(page: Page, config: MkDocsConfig) -> dict[str, str] | None:
     source_locale, rest = src.parts[0], PurePosixPath(*src.parts[1:])
     if rest.parts[0] == "notebooks":  # a notebook follows the chapter page it is generated from
         rest = PurePosixPath(*rest.parts[1:]).with_suffix(".md")
-    if rest.as_posix() not in translations.pages(Path(config.docs_dir)):
+    if rest.as_posix() not in records.pages(Path(config.docs_dir)):
         return None
     if source_locale == default:
         kind = "missing"  # i18n's English fallback for a page not translated yet
-    elif translations.state(current, rest.as_posix(), Path(config.docs_dir)) == translations.OUTDATED:
+    elif records.state(current, rest.as_posix(), Path(config.docs_dir)) == records.OUTDATED:
         kind = "outdated"
     else:
         return None

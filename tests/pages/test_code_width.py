@@ -22,7 +22,7 @@ import pytest
 from sybil import Document
 
 from docs_tools import config as site_config
-from docs_tools import translations
+from docs_tools import records
 from docs_tools.pages import OUTPUT, RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +94,7 @@ def too_long(page: Path, root: Path = ROOT) -> list[str]:
     return [line.problem() for line in code_lines(page, root) if columns(line.text) > MAX_COLUMNS]
 
 
-PAGES = [f"{lang}/{source}" for lang in LANGUAGES for source in translations.pages()]
+PAGES = [f"{lang}/{source}" for lang in LANGUAGES for source in records.pages()]
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -13,14 +13,14 @@ import pytest
 from sybil import Document
 
 from docs_tools import config as site_config
-from docs_tools import examples, translations
+from docs_tools import examples, records, translation_checks
 from docs_tools.examples import PythonWithOutputParser, evaluate
 from docs_tools.outputs import compare_output
 from docs_tools.pages import PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import DOCS
 
 LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
-PAGES = translations.pages()  # the English pages, as paths relative to docs/en
+PAGES = records.pages()  # the English pages, as paths relative to docs/en
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 
 
@@ -110,7 +110,7 @@ def test_output_comparison(shown: str, printed: str, ok: bool) -> None:
 def test_no_formula_in_a_heading(page: str) -> None:
     """The table of contents and search show headings as plain text, so TeX there shows up raw."""
     text = (DOCS / page).read_text(encoding="utf-8")
-    assert [heading for _, heading, _ in translations.headings(text) if "$" in heading] == []
+    assert [heading for _, heading, _ in translation_checks.headings(text) if "$" in heading] == []
 
 
 def test_blanking_code_keeps_what_follows_a_block_shown_inside_another() -> None:

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docs_tools import translations
+from docs_tools import translation_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_both_glossaries_list_the_same_terms() -> None:
-    assert translations.glossary(ROOT, "en") == translations.glossary(ROOT, "zh")
-    assert len(translations.glossary(ROOT, "zh")) >= 50
+    assert translation_checks.glossary(ROOT, "en") == translation_checks.glossary(ROOT, "zh")
+    assert len(translation_checks.glossary(ROOT, "zh")) >= 50
 
 
 def test_every_glossary_term_has_a_rendering_and_nothing_to_avoid_twice() -> None:
-    rows = translations.glossary(ROOT, "zh")
+    rows = translation_checks.glossary(ROOT, "zh")
     assert all(english and chinese for english, chinese, _ in rows)
     avoided = [word for _, _, avoid in rows for word in avoid]
     assert len(avoided) == len(set(avoided)), "a rendering to avoid is listed under two terms"
@@ -28,7 +28,7 @@ def test_the_glossary_check_can_fail() -> None:
         "# 页面\n\n每个关注分数都来自点积，Transformer 也叫变换器。\n\n```python\n# 关注分数 in code is fine\n```\n"
         "`遮罩` in inline code is fine too.\n"
     )
-    problems = translations.check_glossary(text, "docs/zh/page.md", "zh", translations.glossary(ROOT, "zh"))
+    problems = translation_checks.check_glossary(text, "docs/zh/page.md", "zh", translation_checks.glossary(ROOT, "zh"))
     assert [(problem.path, problem.line) for problem in problems] == [("docs/zh/page.md", 3)] * 2
     assert problems[0].what == "“关注分数” is not the glossary's rendering of “attention score”"
     assert problems[0].fix == "Write “注意力分数”, the term of the glossary (docs/zh/glossary.md)."

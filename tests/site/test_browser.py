@@ -14,12 +14,12 @@ import pytest
 from sybil import Document
 
 from docs_tools import config as site_config
-from docs_tools import translations
+from docs_tools import records
 from docs_tools.pages import RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
+SOURCES = records.pages()  # the English pages, as paths relative to docs/en
 LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 
 

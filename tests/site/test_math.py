@@ -20,12 +20,12 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 from docs_tools import config as site_config
-from docs_tools import translations
+from docs_tools import records
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
-CHAPTERS = translations.pages()  # the English pages, as paths relative to docs/en
+CHAPTERS = records.pages()  # the English pages, as paths relative to docs/en
 NOTEBOOKS = sorted(path.name for path in (DOCS / "en" / "notebooks").glob("*.ipynb"))
 CSS = "assets/vendor/katex/katex.min.css"
 #: What no page may load any more: the scripts that typeset in the browser, and MathJax's.

@@ -11,10 +11,10 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from docs_tools import config as site_config
-from docs_tools import translations
+from docs_tools import records
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = translations.pages()  # the English pages, as paths relative to docs/en
+SOURCES = records.pages()  # the English pages, as paths relative to docs/en
 #: Built page of each source page: index.md -> index.html, masks.md -> masks/index.html.
 PAGES = {
     source: "index.html" if source == "index.md" else source.removesuffix(".md") + "/index.html" for source in SOURCES

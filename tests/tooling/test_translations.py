@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from docs_tools import config as site_config
-from docs_tools import translations
+from docs_tools import records, translation_checks, translations
+from docs_tools.pages import without_code
 
 ROOT = Path(__file__).resolve().parents[2]
 
-LOCALES = [language.locale for language in translations.languages()]
-PAGES = translations.pages()
+LOCALES = [language.locale for language in site_config.languages()]
+PAGES = records.pages()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -29,12 +30,12 @@ PAGES = translations.pages()
 
 
 def test_zh_is_configured_and_complete() -> None:
-    assert [(language.locale, language.complete) for language in translations.languages()] == [("zh", True)]
+    assert [(language.locale, language.complete) for language in site_config.languages()] == [("zh", True)]
     assert len(PAGES) >= 17
 
 
 def test_every_page_exists_in_every_complete_language() -> None:
-    problems = translations.check_pages_exist()
+    problems = translation_checks.check_pages_exist()
     assert not problems, "\n".join(map(str, problems))
 
 
@@ -42,7 +43,7 @@ def test_every_page_exists_in_every_complete_language() -> None:
 def test_translation_passes_the_structure_checks(page: str) -> None:
     """Same heading ids, code, outputs, links and images as the English page; nothing left in English;
     the glossary's terms; a freshness record."""
-    problems = translations.check_page(*page.split("/", 1))
+    problems = translation_checks.check_page(*page.split("/", 1))
     assert not problems, "\n".join(map(str, problems))
 
 
@@ -55,7 +56,7 @@ def test_no_chinese_line_is_hard_wrapped(path: Path) -> None:
     """GUIDE: no hard-wrapped Chinese lines. A line break inside a paragraph shows as a space: between two
     Chinese characters or beside full-width punctuation, a stray gap in the sentence."""
     text = path.read_text(encoding="utf-8")
-    problems = translations.check_line_breaks(text, path.relative_to(ROOT).as_posix())
+    problems = translation_checks.check_line_breaks(text, path.relative_to(ROOT).as_posix())
     assert not problems, "\n".join(map(str, problems))
 
 
@@ -85,7 +86,7 @@ def test_chinese_markdown_includes_the_readme_and_the_guide() -> None:
     ],
 )
 def test_the_line_break_check_can_fail(text: str, flagged: list[int]) -> None:
-    assert [problem.line for problem in translations.check_line_breaks(text, "x.md")] == flagged
+    assert [problem.line for problem in translation_checks.check_line_breaks(text, "x.md")] == flagged
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -98,25 +99,25 @@ def test_the_record_is_the_git_blob_id(tmp_path: Path) -> None:
         pytest.skip("git is not installed")
     english = ROOT / "docs" / "en" / "masks.md"
     hashed = subprocess.run(["git", "hash-object", str(english)], capture_output=True, text=True, check=True)
-    assert translations.source_hash(english.read_text(encoding="utf-8")) == hashed.stdout.strip()
+    assert records.source_hash(english.read_text(encoding="utf-8")) == hashed.stdout.strip()
     # A Windows checkout with CRLF line endings records the same version.
-    assert translations.source_hash("a\r\nb\r\n") == translations.source_hash("a\nb\n")
+    assert records.source_hash("a\r\nb\r\n") == records.source_hash("a\nb\n")
 
 
 def test_writing_a_record_keeps_the_page_and_its_other_front_matter() -> None:
     page = "# 掩码 { #masks }\n\n正文。\n"
-    recorded = translations.with_record(page, "a" * 40)
+    recorded = records.with_record(page, "a" * 40)
     assert recorded == f"---\nsource_hash: {'a' * 40}\n---\n\n{page}"
-    assert translations.read_record(recorded) == "a" * 40
-    again = translations.with_record(recorded, "b" * 40)
-    assert translations.read_record(again) == "b" * 40
+    assert records.read_record(recorded) == "a" * 40
+    again = records.with_record(recorded, "b" * 40)
+    assert records.read_record(again) == "b" * 40
     assert again.endswith(page)
     assert again.count("source_hash") == 1
     other = "---\ntitle: x\n---\n\n" + page
-    assert translations.with_record(other, "c" * 40).startswith(f"---\ntitle: x\nsource_hash: {'c' * 40}\n---\n")
-    assert translations.read_record(page) is None
+    assert records.with_record(other, "c" * 40).startswith(f"---\ntitle: x\nsource_hash: {'c' * 40}\n---\n")
+    assert records.read_record(page) is None
     # The record is not content: line numbers in messages stay those of the file.
-    assert translations.without_front_matter(recorded).splitlines()[4] == "# 掩码 { #masks }"
+    assert records.without_front_matter(recorded).splitlines()[4] == "# 掩码 { #masks }"
 
 
 def _project(root: Path, en: dict[str, str], zh: dict[str, str], complete: str = "[zh]") -> Path:
@@ -139,11 +140,11 @@ def _project(root: Path, en: dict[str, str], zh: dict[str, str], complete: str =
 def test_state_follows_the_english_page(tmp_path: Path) -> None:
     root = _project(tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n"})
     docs = root / "docs"
-    assert translations.state("zh", "a.md", docs) == translations.OUTDATED  # no record yet
+    assert records.state("zh", "a.md", docs) == records.OUTDATED  # no record yet
     assert translations.update(["zh/a.md"], root) == 0
-    assert translations.statuses(root) == {"a.md": {"zh": "up to date"}, "b.md": {"zh": "missing"}}
+    assert records.statuses(root) == {"a.md": {"zh": "up to date"}, "b.md": {"zh": "missing"}}
     (docs / "en" / "a.md").write_text("# A { #a }\n\nOne more sentence.\n", encoding="utf-8")
-    assert translations.state("zh", "a.md", docs) == translations.OUTDATED
+    assert records.state("zh", "a.md", docs) == records.OUTDATED
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -197,9 +198,9 @@ tensor(3)
 """
 
 
-def _problems(tmp_path: Path, chinese: str, english: str = ENGLISH) -> list[translations.Problem]:
+def _problems(tmp_path: Path, chinese: str, english: str = ENGLISH) -> list[translation_checks.Problem]:
     root = _project(tmp_path, {"masks.md": english}, {"masks.md": chinese})
-    return translations.check_page("zh", "masks.md", root)
+    return translation_checks.check_page("zh", "masks.md", root)
 
 
 def test_a_faithful_translation_passes(tmp_path: Path) -> None:
@@ -296,7 +297,7 @@ def test_pages_missing_in_a_complete_language_are_reported(tmp_path: Path) -> No
     root = _project(
         tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n", "c.md": "# 丙\n"}
     )
-    problems = translations.check_pages_exist(root)
+    problems = translation_checks.check_pages_exist(root)
     assert [(problem.path, problem.what) for problem in problems] == [
         ("docs/zh/b.md", "docs/en/b.md has no 简体中文 translation"),
         ("docs/zh/c.md", "there is no English page docs/en/c.md for this page to translate"),
@@ -304,7 +305,7 @@ def test_pages_missing_in_a_complete_language_are_reported(tmp_path: Path) -> No
     # A language still being added may miss pages; they show in English with a banner.
     root = _project(tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n"}, "[]")
     (tmp_path / "docs" / "zh" / "c.md").unlink()
-    assert translations.check_pages_exist(root) == []
+    assert translation_checks.check_pages_exist(root) == []
 
 
 def test_update_refuses_a_page_that_fails_its_checks(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -313,7 +314,7 @@ def test_update_refuses_a_page_that_fails_its_checks(tmp_path: Path, capsys: pyt
     out = capsys.readouterr().out
     assert "docs/zh/masks.md:21:" in out
     assert "Not recorded: fix the 1 problem(s) above in docs/zh/masks.md first." in out
-    assert translations.read_record((root / "docs" / "zh" / "masks.md").read_text(encoding="utf-8")) == "0" * 40
+    assert records.read_record((root / "docs" / "zh" / "masks.md").read_text(encoding="utf-8")) == "0" * 40
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -387,7 +388,7 @@ def _banner(page: Path) -> str | None:
 
 
 def test_the_site_shows_a_banner_exactly_on_outdated_translations(site: Path) -> None:
-    statuses = translations.statuses()
+    statuses = records.statuses()
     for page, states in statuses.items():
         name = page.removesuffix(".md").removesuffix("index")
         assert _banner(site / name / "index.html") is None, page
@@ -403,7 +404,7 @@ def test_the_site_shows_a_banner_exactly_on_outdated_translations(site: Path) ->
 def test_the_status_page_lists_every_page_and_its_state(site: Path, prefix: str) -> None:
     text = (site / prefix / "translation-status" / "index.html").read_text(encoding="utf-8")
     rows = re.findall(r'<tr>\s*<td><a href="([^"]+)">.*?</a></td>\s*<td><span data-translation-state="([^"]+)">', text)
-    statuses = translations.statuses()
+    statuses = records.statuses()
     assert len(rows) == len(statuses)
     for href, state in rows:
         page = href.removeprefix("../").removesuffix("/").removesuffix(".") or "index"
@@ -563,7 +564,7 @@ def test_adding_a_third_language(copy: Path) -> None:
     assert "  - locale: fr\n          name: Français\n          build: true\n" in (copy / "mkdocs.yml").read_text(
         encoding="utf-8"
     )
-    assert [(language.locale, language.complete) for language in translations.languages(copy)] == [
+    assert [(language.locale, language.complete) for language in site_config.languages(copy)] == [
         ("zh", True),
         ("fr", False),
     ]
@@ -619,7 +620,7 @@ def test_both_guides_have_the_same_sections() -> None:
     for lang, guide in GUIDES.items():
         text = guide.read_text(encoding="utf-8")
         structure[lang] = (
-            [len(heading) for heading in re.findall(r"^(#+) ", translations.without_code(text), re.MULTILINE)],
+            [len(heading) for heading in re.findall(r"^(#+) ", without_code(text), re.MULTILINE)],
             sorted(re.findall(r"(?:python3|\.venv/bin/python) [\w./-]+(?: [a-z][\w-]*)?", text)),
         )
     assert structure["en"] == structure["zh"]

@@ -1,0 +1,493 @@
+"""The structure checks of a translation against its English page: the same code, outputs, heading ids, links
+and images; nothing left in English; the glossary's terms; no hard-wrapped Chinese line. Each problem says
+where it is and how to fix it.
+"""
+
+from __future__ import annotations
+
+import collections
+import difflib
+import io
+import itertools
+import re
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sybil import Document
+
+from docs_tools.config import SOURCE, languages
+from docs_tools.pages import OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.project import ROOT
+from docs_tools.records import pages, read_record, split_page, without_front_matter
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # relative to the repository root, e.g. docs/zh/masks.md
+    line: int
+    what: str  # what differs, with the English page's line where there is one
+    fix: str  # how to fix it, in words a first-time contributor can act on
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.what}\n    how to fix: {self.fix}"
+
+
+def _shown(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _content(text: str) -> str:
+    """A page's text as the checks read it: LF line endings, front matter blanked out."""
+    return without_front_matter(text.replace("\r\n", "\n"))
+
+
+def _read(path: Path) -> str:
+    return _content(path.read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A translated page and its English page, each read once, with the paths messages show."""
+
+    english: str
+    translation: str
+    en_path: str
+    tr_path: str
+
+
+SHELL = {"bash", "console", "shell", "sh"}
+
+
+@dataclass
+class _Block:
+    info: str
+    line: int  # the fence's line
+    items: list[tuple[object, int]]  # what is compared, each with its line in the page
+
+
+def _code_tokens(source: str, first: int) -> list[tuple[object, int]]:
+    """The tokens of ``source`` without comments and blank lines: what runs, not how it is explained."""
+    skipped = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return [(line.rstrip(), first + n) for n, line in enumerate(source.splitlines()) if line.strip()]
+    return [((t.type, t.string), first + t.start[0] - 1) for t in tokens if t.type not in skipped]
+
+
+def blocks(text: str) -> list[_Block]:
+    """The blocks both languages must show identically: Python code compared as tokens (comments may be
+    translated), shell commands without their comments, and outputs exactly."""
+    document = Document(text, "")
+    shown = []
+    for block in fenced_blocks(document):
+        info, source = block.lexemes["info"], str(block.lexemes["source"])
+        fence = _line(text, block.start)
+        if info == RUN:
+            items = _code_tokens(source, fence + 1)
+        elif info in SHELL:
+            items = [(re.sub(r"\s+#.*$", "", line), fence + 1 + n) for n, line in enumerate(source.splitlines())]
+        elif info == OUTPUT or PYTHON_LIKE.match(info):
+            items = [(line, fence + 1 + n) for n, line in enumerate(source.splitlines())]
+        else:
+            continue
+        shown.append(_Block(info, fence, items))
+    return shown
+
+
+def _show(item: object) -> str:
+    return item[1] if isinstance(item, tuple) else str(item)
+
+
+def check_blocks(pair: _Pair) -> list[Problem]:
+    en, tr = blocks(pair.english), blocks(pair.translation)
+    en_path, tr_path = pair.en_path, pair.tr_path
+    same = "Code and outputs are never translated (only # comments may be): copy them from the English page."
+    for number, (left, right) in enumerate(zip(en, tr, strict=False), start=1):
+        if left.info != right.info:
+            return [
+                Problem(
+                    tr_path,
+                    right.line,
+                    f"block {number} is a ```{right.info} block, but block {number} of the English page"
+                    f" ({en_path}:{left.line}) is a ```{left.info} block",
+                    "Both pages show the same code and output blocks, in the same order. " + same,
+                )
+            ]
+        for (want, want_line), (got, got_line) in zip(left.items, right.items, strict=False):
+            if want != got:
+                return [
+                    Problem(
+                        tr_path,
+                        got_line,
+                        f"this ```{right.info} block differs from the English page ({en_path}:{want_line}):"
+                        f" here `{_show(got)}`, in English `{_show(want)}`",
+                        same,
+                    )
+                ]
+        if len(left.items) != len(right.items):
+            english_longer = len(left.items) > len(right.items)
+            longer, longer_path = (left, en_path) if english_longer else (right, tr_path)
+            line = longer.items[min(len(left.items), len(right.items))][1]
+            return [
+                Problem(
+                    tr_path,
+                    right.line,
+                    f"this ```{right.info} block has {'less' if english_longer else 'more'} in it than the English"
+                    f" page's ({en_path}:{left.line}); the first difference is at {longer_path}:{line}",
+                    same,
+                )
+            ]
+    if len(en) != len(tr):
+        if len(en) > len(tr):
+            extra = en[len(tr)]
+            what = (
+                f"the English page has {len(en)} code and output blocks, this page {len(tr)};"
+                f" the first one missing here is at {en_path}:{extra.line}"
+            )
+            line = tr[-1].line if tr else 1
+        else:
+            extra = tr[len(en)]
+            what = (
+                f"this page has {len(tr)} code and output blocks, the English page {len(en)};"
+                f" block {len(en) + 1} is not in English"
+            )
+            line = extra.line
+        return [Problem(tr_path, line, what, "Both pages show the same blocks in the same order. " + same)]
+    return []
+
+
+HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<id>[\w-]+)[^}\n]*\})?[ \t]*$", re.M)
+
+
+def headings(text: str) -> list[tuple[str, str, int]]:
+    """(id, heading line, line number) for every heading outside code blocks; id is '' without one."""
+    prose = without_code(text)
+    return [(match["id"] or "", match.group(0), _line(prose, match.start())) for match in HEADING.finditer(prose)]
+
+
+def check_headings(pair: _Pair) -> list[Problem]:
+    en, tr = headings(pair.english), headings(pair.translation)
+    en_path, tr_path = pair.en_path, pair.tr_path
+    fix = "Heading ids are never translated: end the heading with the English page's { #id }, in the same order."
+    problems = []
+    matcher = difflib.SequenceMatcher(a=[h[0] for h in en], b=[h[0] for h in tr], autojunk=False)
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            for en_id, en_heading, en_line in en[a1:a2]:
+                where = tr[b1][2] if b1 < len(tr) else (tr[-1][2] if tr else 1)
+                problems.append(
+                    Problem(
+                        tr_path,
+                        where,
+                        f"the heading {en_heading!r} ({en_path}:{en_line}, id {en_id!r}) has no counterpart here",
+                        fix,
+                    )
+                )
+        if tag in ("replace", "insert"):
+            for tr_id, tr_heading, tr_line in tr[b1:b2]:
+                problems.append(
+                    Problem(
+                        tr_path,
+                        tr_line,
+                        f"the heading {tr_heading!r} has id {tr_id or 'none'!r}, which no heading of the English"
+                        f" page ({en_path}) has at this place",
+                        fix,
+                    )
+                )
+    return problems
+
+
+LINK = re.compile(
+    r"(?P<image>!?)\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"  # [text] or ![alt], one level of [] inside
+    r"\((?P<target><[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\)"  # (target "optional title")
+)
+TRANSLATED_FILE = re.compile(r"\.[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?\.md\b")
+AUTOLINK = re.compile(r"<(?P<target>https?://[^>\s]+)>")
+
+
+def _prose(text: str) -> str:
+    """A page without its code: fenced blocks, HTML comments and inline code become blank."""
+    text = without_code(text)
+    text = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.DOTALL)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def links(text: str) -> list[tuple[str, str, int]]:
+    """(kind, target, line) for every link and image in the prose; kind is 'link' or 'image'."""
+    prose = _prose(text)
+    found = [
+        ("image" if m["image"] else "link", m["target"].strip("<>"), _line(prose, m.start()))
+        for m in LINK.finditer(prose)
+    ]
+    found += [("link", m["target"], _line(prose, m.start())) for m in AUTOLINK.finditer(prose)]
+    return sorted(((kind, _comparable(target), line) for kind, target, line in found), key=lambda item: item[2])
+
+
+def _comparable(target: str) -> str:
+    """A link target as both languages must write it. A link may go to a file's own translation
+    (CONTRIBUTING.md and CONTRIBUTING.zh-CN.md are one link), and a section of another site may have
+    another anchor in each language; a link to a section of our own pages has the same one."""
+    if re.match(r"https?://", target):
+        target = target.partition("#")[0]
+    return TRANSLATED_FILE.sub(".md", target)
+
+
+def _same_section(line: int, en_headings: list, tr_headings: list) -> int:
+    """The line, in the translation, of the heading of the section that holds ``line`` of the English page."""
+    section = next((id_ for id_, _, at in reversed(en_headings) if at <= line and id_), None)
+    return next((at for id_, _, at in tr_headings if id_ == section), 1)
+
+
+def check_links(pair: _Pair) -> list[Problem]:
+    en, tr = links(pair.english), links(pair.translation)
+    en_path, tr_path = pair.en_path, pair.tr_path
+    en_headings, tr_headings = headings(pair.english), headings(pair.translation)
+    missing = collections.Counter((kind, target) for kind, target, _ in en)
+    missing.subtract((kind, target) for kind, target, _ in tr)
+    problems = []
+    for kind, target, line in en:
+        if missing[kind, target] > 0:
+            missing[kind, target] -= 1
+            where = _same_section(line, en_headings, tr_headings)
+            problems.append(
+                Problem(
+                    tr_path,
+                    where,
+                    f"the English page has the {kind} {target} ({en_path}:{line}), this page does not",
+                    f"Keep every {kind} of the English page, with the same target; only its "
+                    + ("alt text" if kind == "image" else "text")
+                    + " is translated.",
+                )
+            )
+    extra = collections.Counter((kind, target) for kind, target, _ in tr)
+    extra.subtract((kind, target) for kind, target, _ in en)
+    for kind, target, line in tr:
+        if extra[kind, target] > 0:
+            extra[kind, target] -= 1
+            problems.append(
+                Problem(
+                    tr_path,
+                    line,
+                    f"this page has the {kind} {target}, which the English page ({en_path}) does not have",
+                    f"Use the English page's {kind}s and no others; if this one belongs on the page, add it to"
+                    " the English page too, in the same pull request.",
+                )
+            )
+    return sorted(problems, key=lambda problem: problem.line)
+
+
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+#: Six or more English words in a row, with nothing but spaces and ASCII punctuation between them.
+ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[ \t,;:.!?()/-]+[A-Za-z][A-Za-z'’-]*){5,}")
+WORD = re.compile(r"\S*[A-Za-z]\S*")
+#: Quoted or emphasized text (an example sentence, a book title) may stay in English.
+QUOTED = re.compile(r"“[^”\n]*”|\"[^\"\n]*\"|「[^」\n]*」|‘[^’\n]*’|《[^》\n]*》|\*[^*\n]+\*|(?<!\w)_[^_\n]+_(?!\w)")
+
+
+def _sentences(text: str) -> list[tuple[str, int]]:
+    """The prose of a page as (line text, line number), reduced to what a translator writes: no code,
+    math, link targets, HTML tags, heading ids or Markdown markers."""
+    prose = _prose(text)
+    prose = re.sub(r"\$\$.*?\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
+    prose = re.sub(r"\$[^$\n]+\$", "", prose)
+    prose = LINK.sub(lambda m: m["text"], prose)
+    prose = AUTOLINK.sub("", prose)
+    prose = re.sub(r"<[^>\n]+>", "", prose)
+    prose = re.sub(r"\{\s*[:#.][^}\n]*\}", "", prose)
+    result = []
+    for number, line in enumerate(prose.splitlines(), start=1):
+        line = re.sub(r"^\s*(?:[!?]{3}\+? \w+|#{1,6}|[-*+]|\d+\.|>|\|)\s*", "", line)
+        line = " ".join(line.replace("|", " ").split())
+        if line:
+            result.append((line, number))
+    return result
+
+
+def check_untranslated(pair: _Pair, locale: str) -> list[Problem]:
+    """Prose left in English: a line identical to one of the English page, or (in a language written in
+    CJK characters) six or more English words in a row. Quoted English (“…”) is left alone."""
+    en_lines = {line for line, _ in _sentences(pair.english) if len(WORD.findall(line)) >= 2 and not CJK.search(line)}
+    tr_path = pair.tr_path
+    fix = (
+        "Translate it. English that must stay (a quoted example sentence, a title) goes in quotes “…”,"
+        " and code in `backticks`."
+    )
+    problems = []
+    for line, number in _sentences(pair.translation):
+        if line in en_lines:
+            problems.append(Problem(tr_path, number, f"this line is the same as in the English page: {line!r}", fix))
+        elif locale in CJK_LOCALES and (run := ENGLISH_RUN.search(QUOTED.sub("", line.replace("**", "")))):
+            what = f"this looks like English left untranslated: {run.group(0)!r}"
+            problems.append(Problem(tr_path, number, what, fix))
+    return problems
+
+
+#: Languages written in CJK characters, where a long run of English words is a sign of untranslated text.
+CJK_LOCALES = {"zh", "zh_TW", "ja", "ko"}
+
+#: What the reader sees of a Markdown line's ends: links by their text, no HTML tags or {: attribute lists},
+#: no emphasis markers; inline code and math stand as a Latin letter (a space beside them is intended).
+_MARKUP_END = re.compile(r"[\s*_~]+$")
+_MARKUP_START = re.compile(r"^\s*(?:>\s*)*(?:(?:\*\*?|__?|~~)(?=\S)|\[)*")
+_NEW_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||!!!|\?\?\?|\$\$|<)")
+
+
+def _visible(line: str) -> str:
+    line = re.sub(r"`[^`\n]*`|\$[^$\n]+\$", "x", line)
+    line = LINK.sub(lambda m: m["text"], line)
+    line = re.sub(r"<[^>\n]+>|\{\s*[:#.][^}\n]*\}", "", line)
+    return _MARKUP_START.sub("", _MARKUP_END.sub("", line))
+
+
+#: Full-width punctuation (。，、：；（）“”…), which carries its own spacing: a space beside it is always a gap.
+CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
+
+
+def check_line_breaks(text: str, path: str) -> list[Problem]:
+    """Chinese prose broken across lines (GUIDE: no hard-wrapped Chinese lines). Markdown turns a line break
+    inside a paragraph into a space: between two CJK characters, or beside full-width punctuation, that is a
+    stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line."""
+    prose = without_code(text)
+    prose = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
+    prose = re.sub(r"^\$\$.*?^\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL | re.M)
+    lines = prose.splitlines()
+    problems = []
+    for number, (line, following) in enumerate(itertools.pairwise(lines), start=1):
+        if not line.strip() or not following.strip() or re.match(r"\s*(?:#{1,6}\s|\||!!!|\?\?\?)", line):
+            continue
+        if _NEW_BLOCK.match(following.lstrip(">").lstrip() if line.lstrip().startswith(">") else following):
+            continue
+        end, start = _visible(line)[-1:], _visible(following)[:1]
+        if CJK.match(end) or CJK.match(start):
+            gap = (CJK.match(end) and CJK.match(start)) or CJK_PUNCTUATION.match(end) or CJK_PUNCTUATION.match(start)
+            problems.append(
+                Problem(
+                    path,
+                    number,
+                    f"a Chinese paragraph is broken across lines {number} and {number + 1}"
+                    f" (…{line.strip()[-12:]} / {following.strip()[:12]}…)"
+                    + ("; the break shows as a stray space in the sentence" if gap else ""),
+                    "Join the two lines: write each Chinese paragraph or list item on one line"
+                    + ("." if gap else ", with a space between the Chinese and the Latin text."),
+                )
+            )
+    return problems
+
+
+def glossary(root: Path = ROOT, locale: str = "zh") -> list[tuple[str, str, list[str]]]:
+    """(English term, translated term, renderings to avoid) for every row of a glossary page's tables."""
+    path = root / "docs" / locale / "glossary.md"
+    if not path.exists():
+        return []
+    lines = _read(path).splitlines()
+    rows = []
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        header = set(following.replace("|", "").strip()) <= {"-", ":"} and following.strip()
+        if not line.lstrip().startswith("|") or len(cells) != 4 or set(cells[0]) <= {"-", ":"} or header:
+            continue
+        rows.append((cells[0], cells[1], [word for word in re.split(r"[、,，]\s*", cells[3]) if word]))
+    return rows
+
+
+def check_glossary(text: str, tr_path: str, locale: str, rows: list[tuple[str, str, list[str]]]) -> list[Problem]:
+    """``text``, a page of ``locale`` shown as ``tr_path``, against the glossary ``rows`` of that language."""
+    glossary_page = f"docs/{locale}/glossary.md"
+    problems = []
+    for number, line in enumerate(_prose(text).splitlines(), start=1):
+        for english, term, avoid in rows:
+            for word in avoid:
+                if word in line:
+                    problems.append(
+                        Problem(
+                            tr_path,
+                            number,
+                            f"“{word}” is not the glossary's rendering of “{english}”",
+                            f"Write “{term}”, the term of the glossary ({glossary_page}).",
+                        )
+                    )
+    return problems
+
+
+def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
+    """Every structure check of one translated page against its English page."""
+    docs = root / "docs"
+    english, translation = docs / SOURCE / page, docs / locale / page
+    tr_path = _shown(translation, root)
+    if not translation.exists():
+        return []
+    if not english.exists():
+        return [
+            Problem(
+                tr_path,
+                1,
+                f"there is no English page {_shown(english, root)} for this page to translate",
+                "Pages are written in English first: add the English page in the same pull request, or"
+                " give this file the English page's name.",
+            )
+        ]
+    raw = translation.read_text(encoding="utf-8")
+    pair = _Pair(_read(english), _content(raw), _shown(english, root), tr_path)
+    problems = []
+    if read_record(raw) is None:
+        problems.append(
+            Problem(
+                tr_path,
+                1,
+                "the page has no freshness record (source_hash in its front matter)",
+                f"When the translation matches {_shown(english, root)}, run"
+                f" `python3 dev.py translations update {locale}/{page}`.",
+            )
+        )
+    problems += check_headings(pair)
+    problems += check_blocks(pair)
+    problems += check_links(pair)
+    problems += check_untranslated(pair, locale)
+    if locale in CJK_LOCALES:
+        problems += check_line_breaks(pair.translation, tr_path)
+    if page != "glossary.md":
+        problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale))
+    return sorted(problems, key=lambda problem: problem.line)
+
+
+def check_pages_exist(root: Path = ROOT) -> list[Problem]:
+    """A complete language has every English page; no language has a page English lacks."""
+    docs = root / "docs"
+    english = set(pages(docs))
+    problems = []
+    for language in languages(root):
+        folder = docs / language.locale
+        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")} if folder.exists() else set()
+        if language.complete:
+            for page in sorted(english - present):
+                problems.append(
+                    Problem(
+                        f"docs/{language.locale}/{page}",
+                        1,
+                        f"docs/{SOURCE}/{page} has no {language.name} translation",
+                        f"Every page exists in both languages. Translate docs/{SOURCE}/{page} into"
+                        f" docs/{language.locale}/{page}, then run"
+                        f" `python3 dev.py translations update {language.locale}/{page}`.",
+                    )
+                )
+        for page in sorted(present - english):
+            problems += check_page(language.locale, page, root)
+    return problems
+
+
+def check(root: Path = ROOT, only: Iterable[str] = ()) -> list[Problem]:
+    """All structure checks, or those of the pages in ``only`` (``zh/masks.md``)."""
+    if only:
+        return [problem for item in only for problem in check_page(*split_page(item), root)]
+    problems = check_pages_exist(root)
+    for language in languages(root):
+        for page in pages(root / "docs"):
+            problems += check_page(language.locale, page, root)
+    return problems
