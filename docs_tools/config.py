@@ -94,3 +94,9 @@ def url(lang: str, source: str) -> str:
     prefix = "" if lang == SOURCE else f"{lang}/"
     stem = source.removesuffix(".md").removesuffix(".ipynb")
     return prefix + ("" if stem == "index" else stem + "/")
+
+
+def colab_url(path: str, root: Path = ROOT) -> str:
+    """Colab's address for the notebook at ``path`` in the repository (``docs/zh/notebooks/masks.ipynb``), on main."""
+    repository = addresses(root)[1].removeprefix("https://github.com/")
+    return f"https://colab.research.google.com/github/{repository}/blob/main/{path}"

@@ -156,7 +156,7 @@ def notebook(page: str, lang: str) -> dict:
     title, title_id = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text).groups()
     heading_ids = [title_id]
     notebook_path = f"docs/{lang}/notebooks/{page}.ipynb"
-    colab = f"https://colab.research.google.com/github/{repository.removeprefix('https://github.com/')}/blob/main/{notebook_path}"
+    colab = config.colab_url(notebook_path)
     cells = [
         v4.new_markdown_cell(
             f"# {title}\n\n"

@@ -29,6 +29,8 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files
 from mkdocs_jupyter.plugin import NotebookFile
 
+from docs_tools import config as site_config
+
 HEADING = re.compile(r'<h(?P<level>[1-6]) id="(?P<id>[^"]*)"(?P<rest>[^>]*>.*?</h(?P=level)>)', re.DOTALL)
 STYLE = re.compile(r"<style[^>]*>(?P<css>.*?)</style>", re.DOTALL)
 # mkdocs-jupyter's template (templates/mkdocs_html/notebook.html.j2) puts its styles before the notebook,
@@ -169,6 +171,13 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
     # The notebook is generated from its chapter page: "edit this page" opens that page's source.
     page.edit_url = config.edit_uri + metadata["source"].removeprefix("docs/")
     return html
+
+
+def on_page_context(context: dict, page, config: MkDocsConfig, nav) -> dict:
+    # The "Open in Colab" button (overrides/main.html) links where the notebook's own first cell does.
+    if getattr(page, "nb_url", None):
+        context["colab_url"] = site_config.colab_url(f"docs/{page.file.src_uri}")
+    return context
 
 
 def on_post_build(config: MkDocsConfig) -> None:
