@@ -124,7 +124,7 @@ def _layer(path: Path) -> str | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``--page``, keep only what checks that page. Then run the tests that need the built site last,
     and among them first those that build copies of the project (the slowest, about 30 s each): under
-    pytest-xdist, the first worker to need the site builds it (about 12 s) while the others go on with tests
+    pytest-xdist, the first worker to need the site builds it (about 8 s) while the others go on with tests
     that do not, and no long test is left for the end."""
     if config.getoption("--page"):
         _only_the_page(config, items)
