@@ -6,7 +6,6 @@ script. In Chromium with JavaScript off, the formulas show typeset in KaTeX's fo
 from __future__ import annotations
 
 import html as html_module
-import importlib.util
 import json
 import os
 import re
@@ -20,7 +19,7 @@ import pytest
 from mkdocs.exceptions import PluginError
 
 from docs_tools import config as site_config
-from docs_tools import records
+from docs_tools import katex, records
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -166,23 +165,20 @@ def test_the_site_serves_katex_css_and_woff2_fonts_only(site: Path) -> None:
 # The hook's typesetting, and a build with a formula KaTeX cannot parse
 # ---------------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def hook():
-    """hooks/math.py, loaded from its file as MkDocs loads it, with a KaTeX engine it closes afterwards."""
-    spec = importlib.util.spec_from_file_location("attention_docs_math_hook", ROOT / "hooks" / "math.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.engine = module.KaTeX(ROOT / module.KATEX_JS)
-    yield module
-    module.engine.close()
+def engine():
+    """The KaTeX engine hooks/math.py typesets with, closed afterwards."""
+    engine = katex.KaTeX(ROOT / katex.KATEX_JS)
+    yield engine
+    engine.close()
 
 
-def test_typeset_reads_tex_through_html_escapes(hook) -> None:
+def test_typeset_reads_tex_through_html_escapes(engine) -> None:
     page = (
         '<p>If <span class="arithmatex">\\(a &lt; b\\)</span> then</p>\n'
         '<div class="arithmatex">\\[f(x) = \\begin{cases} 1 &amp; x &gt; 0 \\\\ 0 &amp; \\text{else} '
         "\\end{cases}\\]</div>"
     )
-    html, count = hook.typeset(page, hook.engine, "en/sample.md")
+    html, count = katex.typeset(page, engine, "en/sample.md")
     assert count == 2
     assert html.count('<span class="katex">') == 2
     assert html.count("katex-display") == 1
@@ -194,18 +190,20 @@ def test_typeset_reads_tex_through_html_escapes(hook) -> None:
 
 
 @pytest.mark.parametrize("formula", ["\\(\\frac{a\\)", "\\(x^{\\)", "\\(\\notacommand{x}\\)"])
-def test_a_formula_katex_cannot_parse_names_the_page_and_the_formula(hook, formula: str) -> None:
+def test_a_formula_katex_cannot_parse_names_the_page_and_the_formula(engine, formula: str) -> None:
     page = f'<p>fine <span class="arithmatex">\\(x\\)</span>, broken <span class="arithmatex">{formula}</span></p>'
     with pytest.raises(PluginError, match="KaTeX cannot typeset") as error:
-        hook.typeset(page, hook.engine, "zh/masks.md")
+        katex.typeset(page, engine, "zh/masks.md")
     assert str(error.value).startswith("zh/masks.md: ")
     assert repr(formula[2:-2]) in str(error.value)
 
 
 def _project(tmp_path: Path, markdown: str, notebook_markdown: str) -> Path:
-    """A copy of the site's math setup: this hook, arithmatex, mkdocs-jupyter, KaTeX from node_modules."""
+    """A copy of the site's math setup: this hook and the tooling it calls, arithmatex, mkdocs-jupyter, KaTeX from
+    node_modules."""
     (tmp_path / "hooks").mkdir()
     shutil.copy(ROOT / "hooks" / "math.py", tmp_path / "hooks" / "math.py")
+    shutil.copytree(ROOT / "docs_tools", tmp_path / "docs_tools", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
     docs = tmp_path / "docs"
     (docs / "assets" / "vendor").mkdir(parents=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib.metadata
-import importlib.util
 import io
 import sys
 import tarfile
@@ -18,6 +17,7 @@ import pytest
 from sybil import Document
 
 import attention_lib
+import dev
 from docs_tools import config as site_config
 from docs_tools.outputs import compare_output
 from docs_tools.pages import RUN, fenced_blocks, shown_outputs
@@ -30,9 +30,6 @@ except ModuleNotFoundError:  # Python 3.10; pytest depends on tomli there
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 DESCRIPTION = ROOT / PYPROJECT["project"]["readme"]
-spec = importlib.util.spec_from_file_location("dev", ROOT / "dev.py")
-dev = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(dev)
 
 #: What a test file run against the installed wheel may import besides the standard library.
 WHEEL_TEST_IMPORTS = {"attention_lib", "torch", "hypothesis", "numpy", "pytest", "conftest"}
