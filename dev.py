@@ -117,9 +117,9 @@ def ensure_site_assets() -> None:
     stamp.write_text(wanted)
 
 
-#: The test files that test attention_lib alone (they need torch, hypothesis, numpy and tests/conftest.py,
-#: nothing of the site): ``python3 dev.py package`` runs them against the installed wheel.
-#: tests/tooling/test_package.py checks that every such file is listed.
+#: The library's layer of the suite: the test files that test attention_lib alone (they need torch, hypothesis,
+#: numpy and tests/conftest.py, nothing of the site), which ``python3 dev.py package`` runs against the installed
+#: wheel. tests/tooling/test_package.py checks that every such file is in this folder, and only those.
 LIBRARY_TESTS = ROOT / "tests" / "lib"
 #: Run by the fresh environment's Python, outside the repository: the attention_lib it imports is the
 #: wheel's, in that environment's site-packages, and of the wheel's version (argv[1]).
