@@ -34,8 +34,13 @@ def _switch(page, base_url: str, start: str, section: str | None) -> list:
     page.evaluate("document.fonts.ready.then(() => null)")  # the text's final height, before scrolling
     if section:
         # Scrolled there, as a reader does: the address bar does not show the section.
-        page.locator(f"#{section}").evaluate("heading => heading.scrollIntoView()")
-        page.mouse.wheel(0, 200)  # and read on a little
+        heading = page.locator(f"#{section}")
+        heading.evaluate("heading => heading.scrollIntoView()")
+        # and read on a little, with the pointer over the text: over the navigation, the wheel would scroll
+        # the navigation instead of the page
+        box = heading.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, 400)
+        page.mouse.wheel(0, 200)
         page.evaluate(SETTLED)
     documents = []
     page.on("response", lambda response: response.request.resource_type == "document" and documents.append(response))
