@@ -17,6 +17,7 @@ from sybil import Document
 import attention_lib
 from docs_tools import config as site_config
 from docs_tools import notebooks as make_notebooks
+from docs_tools.kernels import ForkedKernelManager
 from docs_tools.outputs import compare_output
 from docs_tools.pages import RUN, fenced_blocks, shown_outputs
 
@@ -57,8 +58,12 @@ def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, pa
     path = make_notebooks.target(page, lang)
     notebook = nbformat.read(path, as_version=4)
     stored = [_printed(cell.get("outputs", [])) for cell in notebook.cells]
-    # A fresh kernel; a cell may raise only if it is tagged raises-exception (the page shows it raising).
-    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=False).execute(cwd=str(path.parent))
+    # A kernel of its own, with nothing defined (forked from a process that has imported torch already,
+    # docs_tools.kernels); a cell may raise only if it is tagged raises-exception (the page shows it raising).
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", allow_errors=False, kernel_manager_class=ForkedKernelManager
+    )
+    client.execute(cwd=str(path.parent))
     for number, (cell, shown) in enumerate(zip(notebook.cells, stored, strict=True)):
         if cell.cell_type != "code":
             continue
@@ -89,6 +94,41 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
     assert [code for code, _ in actual] == [code for code, _ in expected]
     for (code, shown), (_, stored) in zip(expected, actual, strict=True):
         assert compare_output(shown, stored) is None, code
+
+
+def _run(sources: list[str], cwd: Path, *, allow_errors: bool = False) -> list[str]:
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
+    client = NotebookClient(
+        notebook, kernel_name="python3", allow_errors=allow_errors, kernel_manager_class=ForkedKernelManager
+    )
+    client.execute(cwd=str(cwd))
+    return [_printed(cell.outputs) for cell in notebook.cells]
+
+
+def test_each_notebook_gets_a_kernel_of_its_own(tmp_path: Path) -> None:
+    """What the forked kernels share is modules already imported, nothing a notebook defined or changed."""
+    first = _run(["import os, torch\nx = 1\ntorch.manual_seed(7)\nprint(os.getcwd(), os.getpid())"], tmp_path)
+    second = _run(
+        [
+            "import os\nprint(os.getcwd(), os.getpid())",
+            "print('x' in globals())",
+            "torch",
+            "import torch\nprint(torch.initial_seed() == 7)",
+        ],
+        ROOT,
+        allow_errors=True,
+    )
+    (first_cwd, first_pid), (second_cwd, second_pid) = first[0].split(), second[0].split()
+    assert (first_cwd, second_cwd) == (str(tmp_path), str(ROOT))
+    assert first_pid != second_pid
+    assert second[1:] == ["False\n", "NameError: name 'torch' is not defined\n", "False\n"]
+
+
+def test_a_failing_cell_fails_the_notebook(tmp_path: Path) -> None:
+    import nbclient.exceptions
+
+    with pytest.raises(nbclient.exceptions.CellExecutionError, match="ZeroDivisionError"):
+        _run(["1 / 0"], tmp_path)
 
 
 def _install_calls(source: str) -> list[tuple[str, str]]:
