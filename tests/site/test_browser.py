@@ -36,13 +36,13 @@ NOTEBOOK_URLS = [
 
 
 @pytest.mark.parametrize("url", URLS + NOTEBOOK_URLS)
-def test_page_loads_everything_from_the_site_itself_without_errors(page, base_url: str, url: str) -> None:
+def test_page_loads_everything_from_the_site_itself_without_errors(page, load, base_url: str, url: str) -> None:
     requests, errors = [], []
     page.on("request", lambda request: requests.append(request.url))
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("response", lambda response: response.status >= 400 and errors.append(f"{response.status} {response.url}"))
     page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
-    page.goto(base_url + url, wait_until="networkidle")
+    load(page, base_url + url)
     own_host = urlsplit(base_url).netloc
     elsewhere = sorted({request for request in requests if urlsplit(request).netloc not in {own_host, ""}})
     assert elsewhere == [], f"{url} asked another host for: {elsewhere}"

@@ -39,11 +39,11 @@ def transferred(response) -> int:
 
 
 @pytest.mark.parametrize("url", PAGES)
-def test_first_visit_stays_within_the_budget(new_tab, base_url: str, url: str) -> None:
+def test_first_visit_stays_within_the_budget(new_tab, load, base_url: str, url: str) -> None:
     page = new_tab  # nothing cached yet
     responses = []
     page.on("response", lambda response: responses.append(response))
-    page.goto(base_url + url, wait_until="networkidle")
+    load(page, base_url + url)
     sizes = {response.url.removeprefix(base_url): transferred(response) for response in responses}
     total = sum(sizes.values()) / 1024
     budget = BUDGET["notebook" if "notebooks/" in url else "page"]
