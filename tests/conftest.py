@@ -124,9 +124,9 @@ def _layer(path: Path) -> str | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """With ``--page``, keep only what checks that page. Then run the tests that need the built site last,
-    and among them first those that build copies of the project (the slowest, about 30 s each): under
-    pytest-xdist, the first worker to need the site builds it (about 8 s) while the others go on with tests
-    that do not, and no long test is left for the end."""
+    and among them first those that build copies of the project (the slowest, about 30 s each): the site
+    is built in the background from the first test on (``_site_build``), while the tests that need none run,
+    and no long test is left for the end."""
     if config.getoption("--page"):
         _only_the_page(config, items)
     for item in items:
@@ -146,19 +146,11 @@ def pytest_report_header() -> str:
     return f"torch {torch.__version__}; CUDA device: {cuda}"
 
 
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
-    """The whole site, built once per test run with ``mkdocs build --strict``.
-
-    Under pytest-xdist every worker asks for it; the first one builds it into the run's shared temporary
-    folder while the others wait on a file lock, and a failed build is reported by all of them."""
+def _build_site(out: Path, failure: Path, lock: Path) -> None:
+    """Build the site into ``out`` unless it is there already, or its build failed (then ``failure`` says how)."""
     from filelock import FileLock  # here, not at the top: the library's tests run without it (dev.py package)
 
-    shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
-        shared = shared.parent  # the folder that every worker's own base folder is in
-    out, failure = shared / "site", shared / "site-build-failed.txt"
-    with FileLock(shared / "site.lock"):
+    with FileLock(lock):
         if not out.is_dir() and not failure.exists():
             result = subprocess.run(
                 [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
@@ -170,6 +162,34 @@ def site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
             if result.returncode != 0:
                 shutil.rmtree(out, ignore_errors=True)
                 failure.write_text(f"{result.stdout}\n{result.stderr}", encoding="utf-8")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _site_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, worker_id: str):
+    """Where the site is built, and the build started at once if any test of the run will need it.
+
+    Under pytest-xdist every worker starts it, in a thread that waits for the other workers' on a file lock:
+    the first one builds it into the run's shared temporary folder (about 8 s) while the tests that need no
+    site go on, and the others find it built."""
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # the folder that every worker's own base folder is in
+    paths = (shared / "site", shared / "site-build-failed.txt", shared / "site.lock")
+    builder = None
+    if any("site" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        builder = threading.Thread(target=_build_site, args=paths, daemon=True)
+        builder.start()
+    yield paths
+    if builder is not None:
+        builder.join()  # not left building into a folder that pytest removes
+
+
+@pytest.fixture(scope="session")
+def site(_site_build: tuple[Path, Path, Path]) -> Path:
+    """The whole site, built once per test run with ``mkdocs build --strict``; a failed build is reported by
+    every test that needs it."""
+    out, failure, _ = _site_build
+    _build_site(*_site_build)  # waits for the build under way, or builds it (a test run on its own)
     if failure.exists():
         pytest.fail(f"mkdocs build --strict failed:\n{failure.read_text(encoding='utf-8')}", pytrace=False)
     return out
@@ -324,11 +344,3 @@ def load():
     """``load(tab, url)``: open ``url`` in ``tab`` and return once it has loaded all it will: past the load
     event, its fonts ready, no request in flight and none started for ``QUIET_S``."""
     return _load
-
-
-@pytest.fixture
-def new_tab(browser):
-    """A tab in a new browser context: an empty cache, for the tests of a reader's first visit."""
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
