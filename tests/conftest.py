@@ -122,23 +122,50 @@ def _layer(path: Path) -> str | None:
     return folder
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--page``, keep only what checks that page. Then run the tests that need the built site last,
-    and among them first those that build copies of the project (the slowest, about 30 s each): the site
-    is built in the background from the first test on (``_site_build``), while the tests that need none run,
-    and no long test is left for the end."""
+    """With ``--page``, keep only what checks that page. The tests that look at one page in the browser
+    (``visited``) go to one pytest-xdist worker, which loads it once for all of them. Then run the tests
+    that need the built site last, and among them first those that build copies of the project (the
+    slowest, about 30 s each): the site is built in the background from the first test on (``_site_build``),
+    while the tests that need none run, and no long test is left for the end."""
     if config.getoption("--page"):
         _only_the_page(config, items)
     for item in items:
         layer = _layer(item.path)
         if layer is not None:
             item.add_marker(layer)
+        visit = _visit_of(item)
+        if visit:
+            item.add_marker(pytest.mark.xdist_group(f"visit-{_visit_id(visit)}"))
+    # The tests of one visited page one after another, where the first of them was.
+    keys = [_visit_of(item) or index for index, item in enumerate(items)]  # a test without a page: its own
+    first: dict[object, int] = {}
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)
+    position = {id(item): first[key] for item, key in zip(items, keys, strict=True)}
+    items.sort(key=lambda item: position[id(item)])
 
     def order(item: pytest.Item) -> int:
         fixtures = getattr(item, "fixturenames", ())
         return 0 if "site" not in fixtures else 1 if "copy" in fixtures else 2
 
     items.sort(key=order)
+
+
+def _visit_of(item: pytest.Item) -> tuple[str, str] | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("visited") if callspec is not None else None
+
+
+def _visit_id(visit: tuple[str, str]) -> str:
+    url, width = visit
+    return f"{url or 'home'}@{width}"
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """``visited`` parameters, (url, width), read as ``zh/masks/@390``."""
+    return _visit_id(val) if argname == "visited" and isinstance(val, tuple) else None
 
 
 def pytest_report_header() -> str:
@@ -313,30 +340,43 @@ def page(_tab):
 QUIET_S = 0.15
 
 
+class _Traffic:
+    """The requests a tab makes, followed as they start and end, until ``close``."""
+
+    def __init__(self, tab) -> None:
+        self.tab, self.pending, self.last = tab, set(), time.monotonic()
+        self.handlers = [("request", self._started), ("requestfinished", self._ended), ("requestfailed", self._ended)]
+        for event, handler in self.handlers:
+            type(tab).on(tab, event, handler)  # not the page fixture's tab.on: these are removed by close
+
+    def _started(self, request) -> None:
+        self.pending.add(request)
+        self.last = time.monotonic()
+
+    def _ended(self, request) -> None:
+        self.pending.discard(request)
+
+    def settle(self, url: str) -> None:
+        """Wait until no request is in flight and none has started for ``QUIET_S``."""
+        deadline = time.monotonic() + 30
+        while self.pending or time.monotonic() - self.last < QUIET_S:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{url}: still loading after 30 s: {[request.url for request in self.pending]}")
+            self.tab.wait_for_timeout(10)
+
+    def close(self) -> None:
+        for event, handler in self.handlers:
+            self.tab.remove_listener(event, handler)
+
+
 def _load(tab, url: str) -> None:
-    pending, last = set(), [time.monotonic()]
-
-    def started(request) -> None:
-        pending.add(request)
-        last[0] = time.monotonic()
-
-    def ended(request) -> None:
-        pending.discard(request)
-
-    handlers = [("request", started), ("requestfinished", ended), ("requestfailed", ended)]
-    for event, handler in handlers:
-        type(tab).on(tab, event, handler)  # not the page fixture's tab.on: these are removed here
+    traffic = _Traffic(tab)
     try:
         tab.goto(url, wait_until="load")
         tab.evaluate("document.fonts.ready.then(() => null)")
-        deadline = time.monotonic() + 30
-        while pending or time.monotonic() - last[0] < QUIET_S:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{url}: still loading after 30 s: {[request.url for request in pending]}")
-            tab.wait_for_timeout(10)
+        traffic.settle(url)
     finally:
-        for event, handler in handlers:
-            tab.remove_listener(event, handler)
+        traffic.close()
 
 
 @pytest.fixture(scope="session")
@@ -344,3 +384,76 @@ def load():
     """``load(tab, url)``: open ``url`` in ``tab`` and return once it has loaded all it will: past the load
     event, its fonts ready, no request in flight and none started for ``QUIET_S``."""
     return _load
+
+
+#: The screens the browser tests look at pages on, by their width: a desktop and a phone.
+SCREENS = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height": 844}}
+
+
+class Visit:
+    """A page of the site open in a tab on one screen, and what it has done since it was opened."""
+
+    def __init__(self, tab, base_url: str, url: str, width: str) -> None:
+        from docs_tools import config  # here, not at the top: the library's tests run without it (dev.py package)
+
+        self.tab, self.base_url, self.url, self.width = tab, base_url, url, width
+        self.viewport = SCREENS[width]
+        first = url.split("/", 1)[0]
+        self.lang = first if first in {language.locale for language in config.languages()} else config.SOURCE
+        #: Every address the page has asked for.
+        self.requests: list[str] = []
+        #: What has gone wrong: uncaught errors, responses of 400 or more, console errors.
+        self.errors: list[str] = []
+        self._traffic = _Traffic(tab)
+        self._handlers = [
+            ("request", lambda request: self.requests.append(request.url)),
+            ("pageerror", lambda error: self.errors.append(str(error))),
+            (
+                "response",
+                lambda response: response.status >= 400 and self.errors.append(f"{response.status} {response.url}"),
+            ),
+            ("console", lambda message: message.type == "error" and self.errors.append(f"console: {message.text}")),
+        ]
+        for event, handler in self._handlers:
+            type(tab).on(tab, event, handler)
+
+    def settle(self) -> None:
+        """Wait until the page has loaded all it will (no request for ``QUIET_S``), for a test of what it loads."""
+        self._traffic.settle(self.url)
+
+    def close(self) -> None:
+        self._traffic.close()
+        for event, handler in self._handlers:
+            self.tab.remove_listener(event, handler)
+
+
+@pytest.fixture(scope="session")
+def _visit_tab(browser):
+    """The tab that ``visited`` loads pages in, and the visit open in it (one at a time)."""
+    context = browser.new_context(accept_downloads=True, permissions=["clipboard-read", "clipboard-write"])
+    yield context.new_page(), {}
+    context.close()
+
+
+@pytest.fixture
+def visited(request: pytest.FixtureRequest, _visit_tab, base_url: str) -> Visit:
+    """The page ``request.param`` names, ``(url, width)``, loaded once for all the tests that look at it.
+
+    A test takes it through ``@pytest.mark.parametrize("visited", [(url, "390"), ...], indirect=True)``.
+    The tests of one page, whatever their module, run one after another on one pytest-xdist worker (see
+    ``pytest_collection_modifyitems``), and that worker's tab loads the page once for all of them: about
+    100 page loads fewer than a load per test. A test may click and scroll, as a reader does; one that would
+    leave the page, or change it for the tests after it, takes a ``page`` of its own instead."""
+    tab, open_ = _visit_tab
+    if open_.get("key") == request.param:
+        return open_["visit"]
+    if open_:
+        open_.pop("visit").close()
+        open_.clear()
+    url, width = request.param
+    tab.set_viewport_size(SCREENS[width])
+    open_["visit"] = visit = Visit(tab, base_url, url, width)
+    tab.goto(base_url + url, wait_until="load")
+    tab.evaluate("document.fonts.ready.then(() => null)")  # the text's final width and height
+    open_["key"] = request.param  # loaded: the next test of this page finds it open
+    return visit

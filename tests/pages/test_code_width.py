@@ -226,11 +226,11 @@ def phone_problems(page) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("url", [_url(lang, source) for lang in LANGUAGES for source in chapters()])
-def test_on_a_phone_long_lines_scroll_inside_their_block_never_the_page(page, base_url: str, url: str) -> None:
-    page.set_viewport_size({"width": 390, "height": 844})
-    page.goto(base_url + url, wait_until="load")
-    assert phone_problems(page) == []
+@pytest.mark.parametrize(
+    "visited", [(_url(lang, source), "390") for lang in LANGUAGES for source in chapters()], indirect=True
+)
+def test_on_a_phone_long_lines_scroll_inside_their_block_never_the_page(visited) -> None:
+    assert phone_problems(visited.tab) == []
 
 
 def test_the_browser_checks_see_a_block_that_scrolls_and_a_page_that_does(page, base_url: str) -> None:

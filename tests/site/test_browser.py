@@ -1,6 +1,6 @@
 """The built site in a real browser (headless Chromium): what a reader's browser fetches, runs and copies.
 
-Its fixtures (the local server, Chromium, a fresh tab) are in conftest.py.
+Its fixtures (the local server, Chromium, the pages as ``visited``) are in conftest.py.
 """
 
 from __future__ import annotations
@@ -35,14 +35,10 @@ NOTEBOOK_URLS = [
 ]
 
 
-@pytest.mark.parametrize("url", URLS + NOTEBOOK_URLS)
-def test_page_loads_everything_from_the_site_itself_without_errors(page, load, base_url: str, url: str) -> None:
-    requests, errors = [], []
-    page.on("request", lambda request: requests.append(request.url))
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("response", lambda response: response.status >= 400 and errors.append(f"{response.status} {response.url}"))
-    page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
-    load(page, base_url + url)
+@pytest.mark.parametrize("visited", [(url, "1280") for url in URLS + NOTEBOOK_URLS], indirect=True)
+def test_page_loads_everything_from_the_site_itself_without_errors(visited, base_url: str) -> None:
+    visited.settle()  # everything the page loads, in
+    page, url, requests, errors = visited.tab, visited.url, visited.requests, visited.errors
     own_host = urlsplit(base_url).netloc
     elsewhere = sorted({request for request in requests if urlsplit(request).netloc not in {own_host, ""}})
     assert elsewhere == [], f"{url} asked another host for: {elsewhere}"
@@ -99,12 +95,13 @@ COPY_EACH = """async selector => {
 
 # The API reference's signatures are not snippets.
 @pytest.mark.parametrize(
-    ("lang", "source"), [(lang, source) for lang in LANGUAGES for source in SOURCES if source != "api.md"]
+    ("visited", "lang", "source"),
+    [((_url(lang, source), "1280"), lang, source) for lang in LANGUAGES for source in SOURCES if source != "api.md"],
+    indirect=["visited"],
 )
-def test_copy_button_gives_exactly_the_code_the_suite_runs(page, base_url: str, lang: str, source: str) -> None:
-    url = _url(lang, source)
+def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, source: str) -> None:
+    page, url = visited.tab, visited.url
     blocks = _python_blocks(DOCS / lang / source)
-    page.goto(base_url + url, wait_until="load")
     buttons = page.locator("div.language-python button.md-code__button[data-md-type=copy]")
     # Every block's button, clicked from the page's own script (one round trip for the page, not three a
     # block), with the clipboard emptied before each click so that a button that copies nothing is caught.

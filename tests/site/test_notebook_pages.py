@@ -24,7 +24,6 @@ NOTEBOOKS = sorted(path.stem for path in (DOCS / "en" / "notebooks").glob("*.ipy
 LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 PAGES = [(lang, name) for lang in LANGUAGES for name in NOTEBOOKS]
 IDS = [f"{lang}/{name}" for lang, name in PAGES]
-PHONE, DESKTOP = {"width": 390, "height": 844}, {"width": 1280, "height": 800}
 
 #: What a reader sees and a screen reader says, per language. The copy labels are Material's own
 #: (partials/languages/), as on the chapter pages' code blocks.
@@ -46,50 +45,15 @@ def _url(lang: str, name: str) -> str:
     return site_config.url(lang, f"notebooks/{name}.ipynb")
 
 
-class Opened:
-    """A notebook page open in a tab at one screen width."""
-
-    def __init__(self, tab, lang: str, name: str, viewport: dict) -> None:
-        self.tab, self.lang, self.name, self.viewport = tab, lang, name, viewport
-        self.url = _url(lang, name)
-
-
-#: Each notebook page, on a desktop and on a phone. Every test below that looks at a page takes it from
-#: one of these lists (indirectly, through ``opened``), so that pytest runs the tests of one page one after
-#: the other, on one pytest-xdist worker (``xdist_group``), and the page is opened once for all of them:
-#: 44 page loads instead of 110.
-AT_1280 = [(lang, name, "1280") for lang, name in PAGES]
-AT_390 = [(lang, name, "390") for lang, name in PAGES]
-VIEWPORTS = {"1280": DESKTOP, "390": PHONE}
+def _on(*widths: str):
+    """Run the test on every notebook page, on these screens (conftest.py's ``visited``: a page is loaded once
+    for all the tests that look at it)."""
+    pages = [(_url(lang, name), width) for width in widths for lang, name in PAGES]
+    return pytest.mark.parametrize("visited", pages, indirect=True)
 
 
-def _ids(params: list[tuple[str, str, str]]) -> list[str]:
-    return [f"{lang}/{name}-{width}" for lang, name, width in params]
-
-
-@pytest.fixture(scope="module")
-def _notebook_tab(browser):
-    """One tab for all the notebook pages this worker opens (a new tab would start a new renderer process)."""
-    context = browser.new_context(accept_downloads=True, permissions=["clipboard-read", "clipboard-write"])
-    yield context.new_page()
-    context.close()
-
-
-@pytest.fixture(scope="module")
-def opened(request: pytest.FixtureRequest, _notebook_tab, base_url: str) -> Opened:
-    lang, name, width = request.param
-    _notebook_tab.set_viewport_size(VIEWPORTS[width])
-    _notebook_tab.goto(base_url + _url(lang, name), wait_until="load")
-    return Opened(_notebook_tab, lang, name, VIEWPORTS[width])
-
-
-def on(params: list[tuple[str, str, str]]):
-    """Run the test on each of these pages, sharing the open tab with the other tests of the page."""
-    cases = [
-        pytest.param(param, id=id_, marks=pytest.mark.xdist_group(f"notebook-page-{id_}"))
-        for param, id_ in zip(params, _ids(params), strict=True)
-    ]
-    return pytest.mark.parametrize("opened", cases, indirect=True, scope="module")
+def _name(visited) -> str:
+    return visited.url.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _in_language(text: str, lang: str) -> bool:
@@ -112,18 +76,18 @@ WIDTHS = """() => {
 }"""
 
 
-@on(AT_1280 + AT_390)
-def test_notebook_uses_the_whole_content_width(opened: Opened) -> None:
-    widths = opened.tab.evaluate(WIDTHS)
+@_on("1280", "390")
+def test_notebook_uses_the_whole_content_width(visited) -> None:
+    widths = visited.tab.evaluate(WIDTHS)
     share = widths["notebook"] / widths["content"]
-    width = opened.viewport["width"]
-    assert share >= 0.95, f"{opened.url} at {width} px: the notebook uses {share:.0%} of the column"
+    width = visited.width
+    assert share >= 0.95, f"{visited.url} at {width} px: the notebook uses {share:.0%} of the column"
     # The buttons sit in a row above the notebook, not beside it.
     assert widths["top"] >= widths["buttonsBottom"] - 1, widths
-    if opened.viewport is PHONE:
+    if visited.width == "390":
         # No prompt column on a phone: code cells are as wide as the notebook.
         code_share = widths["narrowestCode"] / widths["content"]
-        assert code_share >= 0.95, f"{opened.url} on a phone: a code cell uses {code_share:.0%} of the column"
+        assert code_share >= 0.95, f"{visited.url} on a phone: a code cell uses {code_share:.0%} of the column"
 
 
 # An element sticks out when it reaches past the column and no scrolling box inside its cell, within the
@@ -149,12 +113,12 @@ OVERFLOW = """() => {
 }"""
 
 
-@on(AT_390)
-def test_phone_page_never_scrolls_sideways(opened: Opened) -> None:
+@_on("390")
+def test_phone_page_never_scrolls_sideways(visited) -> None:
     """Long code and output lines scroll inside their cell; the page itself stays put."""
-    found = opened.tab.evaluate(OVERFLOW)
-    assert found["scrollWidth"] <= found["innerWidth"], f"{opened.url} scrolls sideways: {found}"
-    assert found["sticking"] == [], f"{opened.url}: these stick out of the column unscrolled: {found}"
+    found = visited.tab.evaluate(OVERFLOW)
+    assert found["scrollWidth"] <= found["innerWidth"], f"{visited.url} scrolls sideways: {found}"
+    assert found["sticking"] == [], f"{visited.url}: these stick out of the column unscrolled: {found}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -185,9 +149,9 @@ def test_only_notebook_pages_load_the_notebook_css(site: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # The buttons, the copy labels and the downloaded file, in the page's language
 # ---------------------------------------------------------------------------------------------------
-@on(AT_390)
-def test_colab_and_download_buttons_are_named_in_the_page_language(opened: Opened) -> None:
-    page, lang = opened.tab, opened.lang
+@_on("390")
+def test_colab_and_download_buttons_are_named_in_the_page_language(visited) -> None:
+    page, lang = visited.tab, visited.lang
     for key, css in (("colab", ".notebook-colab"), ("download", ".notebook-download")):
         button = page.locator(css)
         # The accessible name is the visible label, so it shows on a phone too, where a tooltip never does.
@@ -199,11 +163,9 @@ def test_colab_and_download_buttons_are_named_in_the_page_language(opened: Opene
         assert _in_language(tooltip, lang), f"{key} button's tooltip {tooltip!r} is not in {lang}"
 
 
-@on(AT_1280)
-def test_download_is_named_per_language_and_is_that_languages_notebook(
-    opened: Opened, base_url: str, site: Path
-) -> None:
-    page, lang, name = opened.tab, opened.lang, opened.name
+@_on("1280")
+def test_download_is_named_per_language_and_is_that_languages_notebook(visited, base_url: str, site: Path) -> None:
+    page, lang, name = visited.tab, visited.lang, _name(visited)
     with page.expect_download() as download:
         page.locator(".notebook-download").click()
     expected = f"{name}.ipynb" if lang == "en" else f"{name}.{lang}.ipynb"
@@ -216,9 +178,9 @@ def test_download_is_named_per_language_and_is_that_languages_notebook(
     download.value.cancel()
 
 
-@on(AT_1280)
-def test_copy_buttons_speak_the_page_language(opened: Opened) -> None:
-    page, lang = opened.tab, opened.lang
+@_on("1280")
+def test_copy_buttons_speak_the_page_language(visited) -> None:
+    page, lang = visited.tab, visited.lang
     buttons = page.locator(".jupyter-wrapper clipboard-copy")
     assert buttons.count() > 0
     labels = {(button.get_attribute("aria-label"), button.get_attribute("title")) for button in buttons.all()}
