@@ -7,6 +7,7 @@ The queries are typed with key events (English) or through an input method's com
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -182,10 +183,31 @@ def test_search_works_without_another_host_and_keyboard_only(page, base_url: str
 
 def test_notebooks_are_not_indexed(site: Path) -> None:
     """A notebook is its chapter page cut into cells: in the results it would only repeat the chapter."""
-    import json
-
     entry = json.loads((site / "pagefind" / "pagefind-entry.json").read_text(encoding="utf-8"))
     assert set(entry["languages"]) == {"en", "zh"}
     # Every page of a language but the translation status table (and the notebooks): 16 each.
     pages = {language: info["page_count"] for language, info in entry["languages"].items()}
     assert pages == {"en": 16, "zh": 16}, pages
+
+
+def test_the_index_holds_every_page_or_the_build_fails(tmp_path: Path) -> None:
+    """A page left with no words once the parts that are not content are cut (NOT_CONTENT) would be missing
+    from the index without a word: the build fails naming the pages instead."""
+    from mkdocs.exceptions import PluginError
+
+    from hooks import search
+
+    def page(lang: str, body: str) -> str:
+        return f'<!doctype html><html lang="{lang}"><head><title>t</title></head><body>{body}</body></html>'
+
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "index.html").write_text(page("en", "<p>attention weights</p>"), encoding="utf-8")
+    (tmp_path / "zh" / "index.html").write_text(page("zh", "<p>注意力权重</p>"), encoding="utf-8")
+    pages = search.indexed_pages(tmp_path, ["en", "zh"])
+    search._index(tmp_path, pages)
+    entry = json.loads((tmp_path / "pagefind" / "pagefind-entry.json").read_text(encoding="utf-8"))
+    assert {language: info["page_count"] for language, info in entry["languages"].items()} == {"en": 1, "zh": 1}
+
+    (tmp_path / "zh" / "index.html").write_text(page("zh", '<div class="md-sidebar">注意力权重</div>'), "utf-8")
+    with pytest.raises(PluginError, match=r"indexed 1 of the 2 pages .*index\.html, zh/index\.html"):
+        search._index(tmp_path, pages)
