@@ -196,7 +196,7 @@ def _site_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     """Where the site is built, and the build started at once if any test of the run will need it.
 
     Under pytest-xdist every worker starts it, in a thread that waits for the other workers' on a file lock:
-    the first one builds it into the run's shared temporary folder (about 8 s) while the tests that need no
+    the first one builds it into the run's shared temporary folder (about 6 s) while the tests that need no
     site go on, and the others find it built."""
     shared = tmp_path_factory.getbasetemp()
     if worker_id != "master":
