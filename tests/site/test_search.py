@@ -74,21 +74,6 @@ def _type_with_an_input_method(page, query: str) -> None:
     cdp.detach()
 
 
-@pytest.fixture(scope="module")
-def _reader_tab(browser):
-    context = browser.new_context()
-    yield context.new_page()
-    context.close()
-
-
-@pytest.fixture(scope="module")
-def reader(request: pytest.FixtureRequest, _reader_tab, base_url: str):
-    """A reader on one page (``request.param``) who searches one word after another, as the ranking tests
-    below do: the page, Pagefind and the index are loaded once for all the words searched from it."""
-    _reader_tab.goto(base_url + request.param, wait_until="load")
-    return _reader_tab
-
-
 def _search(page, base_url: str, query: str, *, typed: bool) -> list[str]:
     """Search ``query`` on the page open in ``page``: open the dialog if it is closed, empty the field (what a
     reader searching again does), type the query and wait for its results."""
@@ -107,20 +92,28 @@ def _search(page, base_url: str, query: str, *, typed: bool) -> list[str]:
     return [_within(base_url, href) for href in links.evaluate_all("links => links.map(link => link.href)")]
 
 
-def _on_one_tab(cases: list[tuple[str, str, str]]) -> list:
-    """The ranking cases, each run by the reader on its start page; the cases of one start page go to one
-    pytest-xdist worker, in order, so that the page is loaded once for all of them."""
-    return [pytest.param(*case, id=case[1], marks=pytest.mark.xdist_group(f"search-from-/{case[0]}")) for case in cases]
+@pytest.fixture
+def reader(visited):
+    """The tab of the visited page, for one search; the dialog closed again after it, so that the page's
+    other tests (clicking its copy buttons, say) find it as it loaded."""
+    yield visited.tab
+    visited.tab.evaluate("document.querySelector('dialog.site-search__dialog').close()")
 
 
-@pytest.mark.parametrize(("reader", "query", "expected"), _on_one_tab(ENGLISH), indirect=["reader"])
+def _from_its_page(cases: list[tuple[str, str, str]]) -> list:
+    """The ranking cases, each searched by a reader on its start page (conftest.py's ``visited``): the page,
+    Pagefind and the index are loaded once for all the words searched from it, one after another."""
+    return [pytest.param((start, "1280"), query, expected, id=query) for start, query, expected in cases]
+
+
+@pytest.mark.parametrize(("visited", "query", "expected"), _from_its_page(ENGLISH), indirect=["visited"])
 def test_english_search_puts_the_chapter_first_or_second(reader, base_url: str, query: str, expected: str):
     found = _search(reader, base_url, query, typed=True)
     assert expected in found[:2], f"{query!r}: {found}"
     assert not [path for path in found if path.startswith("zh/")], f"{query!r}: Chinese pages in {found}"
 
 
-@pytest.mark.parametrize(("reader", "query", "expected"), _on_one_tab(CHINESE), indirect=["reader"])
+@pytest.mark.parametrize(("visited", "query", "expected"), _from_its_page(CHINESE), indirect=["visited"])
 def test_chinese_search_puts_the_chapter_first_or_second(reader, base_url: str, query: str, expected: str):
     found = _search(reader, base_url, query, typed=False)
     assert expected in found[:2], f"{query!r}: {found}"
