@@ -69,7 +69,9 @@ def serious_violations(page, axe: Path) -> list[str]:
     its impact, a selector for the element and the element's HTML."""
     page.add_script_tag(path=str(axe))
     violations = page.evaluate(
-        "async tags => (await axe.run(document, {runOnly: {type: 'tag', values: tags}})).violations",
+        # resultTypes: every node of every violation, as before, but no details of what passed (a third faster).
+        "async tags => (await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))"
+        ".violations",
         TAGS,
     )
     return [
@@ -98,6 +100,21 @@ def test_axe_finds_no_serious_violation(visited, axe: Path) -> None:
     assert _scheme(page) == SCHEMES["light"]
     violations = serious_violations(page, axe)
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
+
+
+def test_axe_reports_every_element_of_a_violation(page, base_url: str, axe: Path) -> None:
+    """The check can fail, and names each offending element: two planted images without a text alternative
+    (axe's image-alt rule, critical)."""
+    load(page, base_url + "glossary/")
+    page.evaluate(
+        "for (const n of [1, 2]) document.querySelector('article').append(Object.assign("
+        "document.createElement('img'), {id: `planted-${n}`, src: 'assets/images/favicon.png'}))"
+    )
+    violations = serious_violations(page, axe)
+    assert [line.split("\n")[0] for line in violations] == [
+        "image-alt (critical): #planted-1",
+        "image-alt (critical): #planted-2",
+    ], violations
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
