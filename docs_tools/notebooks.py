@@ -29,16 +29,13 @@ from nbformat import v4
 from sybil import Document
 
 from docs_tools import config, generated, records
-from docs_tools.pages import OUTPUT, RUN, TRACEBACK, fenced_blocks, shown_outputs
+from docs_tools.pages import HEADING, INCLUDE, OUTPUT, RUN, SKIP, TRACEBACK, fenced_blocks, shown_outputs
 from docs_tools.project import DOCS, ROOT
 
 #: The chapters that have a notebook (the navigation's notebooks/ entries), in the languages whose pages all
 #: exist, all read from mkdocs.yml.
 CHAPTERS = tuple(config.notebook_chapters())
 LANGUAGES = tuple(config.complete_locales())
-SKIP = re.compile(r"<!--+\s*skip:[^\n]*?--+>\n?")
-INCLUDE = re.compile(r'--8<-- "(?P<path>[^":]+):(?P<name>\w+)"')
-HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)\s*\{\s*#(?P<id>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
 IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\(\.\./assets/figures/(?P<name>[\w.-]+\.svg)\)(?:\{[^}]*\})?")
 LINK = re.compile(r"\]\((?P<page>[\w-]+)\.md(?P<anchor>#[\w.-]+)?\)")
 ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)")?\n(?P<body>(?:(?: {4}.*)?\n)*)', re.M)
@@ -97,6 +94,8 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tu
     attachments = {}
 
     def heading(match: re.Match) -> str:
+        if match["id"] is None:
+            return match.group(0)  # no explicit id to keep (every chapter heading has one: a test checks it)
         heading_ids.append(match["id"])
         return f"{match['hashes']} {match['title']}"
 
@@ -178,7 +177,7 @@ def notebook(page: str, lang: str) -> dict:
         if info == OUTPUT:
             continue  # stored with the code cell before it
         source = str(block.lexemes["source"]).rstrip("\n")
-        include = INCLUDE.fullmatch(source.strip())
+        include = INCLUDE.match(source)
         if include:
             name = include["name"]
             api = page_url(site_url, lang, "api", f"#attention_lib.{Path(include['path']).stem}.{name}")

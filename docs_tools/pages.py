@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import itertools
 import re
+import textwrap
 from collections.abc import Iterator
+from pathlib import Path
 
 from sybil import Document, Region
 from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
@@ -35,6 +37,26 @@ FENCES = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n",
 PYTHON_LIKE = re.compile(r"^\s*\{?\s*\.?(?:py|python|python3|py3|pycon|ipython)\b", re.IGNORECASE)
 
 TRACEBACK = "Traceback (most recent call last):"
+
+#: A heading, with its explicit id where it has one: ``## Splitting heads { #split-heads }``.
+HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<id>[\w-]+)[^}\n]*\})?[ \t]*$", re.M)
+#: Sybil's skip directive: ``<!-- skip: next "why" -->``.
+SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
+#: A line of a block that shows a section of a library file (pymdownx.snippets): ``--8<-- "path:Name"``.
+INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
+
+
+def library_section(include: str, root: Path) -> tuple[Path, int, list[str]]:
+    """What the include line ``include`` shows: the library file, the line number of the section's first
+    line in it, and the section's lines, dedented as pymdownx.snippets shows them (``dedent_subsections``)."""
+    match = INCLUDE.match(include)
+    if match is None:
+        raise ValueError(f'include: expected a line --8<-- "path:Name", got {include!r}')
+    path, name = root / match["path"], match["name"]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == f"# --8<-- [start:{name}]")
+    end = next(i for i, line in enumerate(lines) if i > start and line.strip() == f"# --8<-- [end:{name}]")
+    return path, start + 2, textwrap.dedent("\n".join(lines[start + 1 : end])).split("\n")
 
 
 def fenced_blocks(document: Document) -> Iterator[Region]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from sybil import Document
 
 from docs_tools.config import SOURCE, languages
-from docs_tools.pages import OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.pages import HEADING, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import ROOT
 from docs_tools.records import pages, read_record, split_page, without_front_matter
 
@@ -161,9 +161,6 @@ def check_blocks(pair: _Pair) -> list[Problem]:
             line = extra.line
         return [Problem(tr_path, line, what, "Both pages show the same blocks in the same order. " + same)]
     return []
-
-
-HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<id>[\w-]+)[^}\n]*\})?[ \t]*$", re.M)
 
 
 def headings(text: str) -> list[tuple[str, str, int]]:

@@ -12,8 +12,6 @@ scroll inside their block while the page itself never does.
 
 from __future__ import annotations
 
-import re
-import textwrap
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +20,8 @@ import pytest
 from sybil import Document
 
 from docs_tools import config as site_config
-from docs_tools import records
-from docs_tools.pages import OUTPUT, RUN, fenced_blocks
+from docs_tools import pages, records
+from docs_tools.pages import INCLUDE, OUTPUT, RUN, fenced_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -33,7 +31,6 @@ LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and eve
 #: font; 79 (PEP 8's limit) keeps one column to spare for fonts a little wider than the one measured.
 MAX_COLUMNS = 79
 
-INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
 HOW_TO_FIX = (
     "how to fix: put a long # comment (a shape comment) on its own line above the line it describes; "
     "split long calls over several lines inside their brackets; for an output block, make the code "
@@ -64,14 +61,8 @@ def _shown(path: Path) -> str:
 
 def library_section(include: str, root: Path = ROOT) -> list[Line]:
     """The lines that ``--8<-- "path:Name"`` shows, with their places in the library file."""
-    match = INCLUDE.match(include)
-    path = root / match["path"]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    name = match["name"]
-    start = next(i for i, line in enumerate(lines) if line.strip() == f"# --8<-- [start:{name}]")
-    end = next(i for i, line in enumerate(lines) if i > start and line.strip() == f"# --8<-- [end:{name}]")
-    section = textwrap.dedent("\n".join(lines[start + 1 : end])).split("\n")  # as dedent_subsections shows it
-    return [Line(f"{_shown(path)}:{start + 2 + offset}", text) for offset, text in enumerate(section)]
+    path, first, section = pages.library_section(include, root)
+    return [Line(f"{_shown(path)}:{first + offset}", text) for offset, text in enumerate(section)]
 
 
 def code_lines(page: Path, root: Path = ROOT) -> list[Line]:

@@ -6,7 +6,6 @@ tests/tooling/test_translations.py.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,11 @@ from docs_tools import config as site_config
 from docs_tools import examples, records, translation_checks
 from docs_tools.examples import PythonWithOutputParser, evaluate
 from docs_tools.outputs import compare_output
-from docs_tools.pages import PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.pages import PYTHON_LIKE, RUN, SKIP, fenced_blocks, without_code
 from docs_tools.project import DOCS
 
 LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
 PAGES = records.pages()  # the English pages, as paths relative to docs/en
-SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 
 
 def escapes(path: Path) -> list[str]:

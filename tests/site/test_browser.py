@@ -6,7 +6,6 @@ Its fixtures (the local server, Chromium, the pages as ``visited``) are in conft
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,7 +14,7 @@ from sybil import Document
 
 from docs_tools import config as site_config
 from docs_tools import records
-from docs_tools.pages import RUN, fenced_blocks
+from docs_tools.pages import RUN, fenced_blocks, library_section
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -70,11 +69,8 @@ def test_page_loads_everything_from_the_site_itself_without_errors(visited, base
 
 
 def _library_section(include: str) -> str:
-    """The lines between ``# --8<-- [start:name]`` and ``[end:name]`` that ``--8<-- "path:name"`` shows."""
-    path, name = re.fullmatch(r'--8<-- "([^":]+):(\w+)"', include).groups()
-    text = (ROOT / path).read_text(encoding="utf-8")
-    section = text.split(f"# --8<-- [start:{name}]\n", 1)[1].split(f"# --8<-- [end:{name}]", 1)[0]
-    return textwrap.dedent(section).strip("\n")
+    """What ``--8<-- "path:name"`` shows: the section of the library file between its markers."""
+    return "\n".join(library_section(include, ROOT)[2]).strip("\n")
 
 
 def _python_blocks(source: Path) -> list[str]:
