@@ -84,10 +84,20 @@ def _page_patterns(page: Path) -> tuple[re.Pattern[str], re.Pattern[str]]:
     return own, any_language
 
 
-def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
+def _the_page(config: pytest.Config) -> Path:
     page = Path(config.getoption("--page")).resolve()
     if page.suffix != ".md" or page.parent.parent != ROOT / "docs" or not page.is_file():
         raise pytest.UsageError(f"--page: expected a page as docs/<lang>/<page>.md, got {config.getoption('--page')}")
+    return page
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--page"):
+        _the_page(config)  # before the page is collected: a wrong path is named as such, not as a missing test
+
+
+def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
+    page = _the_page(config)
     own, any_language = _page_patterns(page)
 
     def checks_the_page(item: pytest.Item) -> bool:
