@@ -668,7 +668,10 @@ def _collected(*args: str) -> subprocess.CompletedProcess:
 def test_the_quick_check_selects_one_page_and_names_a_wrong_one() -> None:
     """``python3 dev.py page docs/zh/masks.md`` runs pytest with ``--page``: only what checks that page, its
     code blocks, its notebook and its translation checks among them; a path that is not a page is named."""
-    result = _collected("--page", "docs/zh/masks.md", "docs/zh/masks.md", "tests/pages", "tests/tooling")
+    result = _collected(
+        "--page", "docs/zh/masks.md", "docs/zh/masks.md", "docs/en/masks.md", "tests/pages/test_notebooks.py",
+        "tests/pages/test_glossary.py", "tests/tooling/test_translations.py",
+    )  # fmt: skip
     ids = [line for line in result.stdout.splitlines() if "::" in line]
     assert ids, result.stdout + result.stderr
     assert all("masks" in test_id for test_id in ids), ids
@@ -677,6 +680,6 @@ def test_the_quick_check_selects_one_page_and_names_a_wrong_one() -> None:
         "tests/pages/test_notebooks.py::test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows[zh/masks]" in ids
     )
     assert "tests/tooling/test_translations.py::test_translation_passes_the_structure_checks[zh/masks.md]" in ids
-    wrong = _collected("--page", "README.md", "tests/pages/test_docs.py")
+    wrong = _collected("--page", "README.md", "tests/pages/test_glossary.py")
     assert wrong.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--page: expected a page as docs/<lang>/<page>.md, got README.md" in wrong.stderr
