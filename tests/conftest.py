@@ -467,3 +467,23 @@ def visited(request: pytest.FixtureRequest, _visit_tab, base_url: str) -> Visit:
     tab.evaluate("document.fonts.ready.then(() => null)")  # the text's final width and height
     open_["key"] = request.param  # loaded: the next test of this page finds it open
     return visit
+
+
+@pytest.fixture(scope="session")
+def uncached_tab(browser):
+    """``uncached_tab(**options)``: a new tab, in a browser context made with ``options``, that fetches every
+    file anew (its cache off), so that each page it opens, it opens as on a first visit."""
+    contexts = []
+
+    def open_tab(**options):
+        context = browser.new_context(**options)
+        contexts.append(context)
+        tab = context.new_page()
+        cdp = context.new_cdp_session(tab)
+        cdp.send("Network.enable")
+        cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+        return tab
+
+    yield open_tab
+    for context in contexts:
+        context.close()

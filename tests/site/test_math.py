@@ -314,15 +314,9 @@ FONTS = """async () => {
 
 
 @pytest.fixture(scope="module")
-def no_script(browser):
-    """A tab with JavaScript off, that fetches every file anew (its cache off): what a first visit fetches."""
-    context = browser.new_context(java_script_enabled=False)
-    tab = context.new_page()
-    cdp = context.new_cdp_session(tab)
-    cdp.send("Network.enable")
-    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
-    yield tab
-    context.close()
+def no_script(uncached_tab):
+    """A tab with JavaScript off, that fetches every file anew: what a first visit fetches."""
+    return uncached_tab(java_script_enabled=False)
 
 
 @pytest.mark.parametrize(("url", "source"), BROWSER_PAGES, ids=[url for url, _ in BROWSER_PAGES])

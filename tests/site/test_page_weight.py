@@ -41,15 +41,9 @@ def transferred(response) -> int:
 
 
 @pytest.fixture(scope="module")
-def first_visit(browser):
-    """A tab that visits every page as for the first time: its cache off."""
-    context = browser.new_context()
-    tab = context.new_page()
-    cdp = context.new_cdp_session(tab)
-    cdp.send("Network.enable")
-    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
-    yield tab
-    context.close()
+def first_visit(uncached_tab):
+    """A tab that visits every page as for the first time."""
+    return uncached_tab()
 
 
 @pytest.mark.parametrize("url", PAGES)
