@@ -202,14 +202,15 @@ def _build_site(out: Path, failure: Path, lock: Path) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _site_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, worker_id: str):
+def _site_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Where the site is built, and the build started at once if any test of the run will need it.
 
     Under pytest-xdist every worker starts it, in a thread that waits for the other workers' on a file lock:
     the first one builds it into the run's shared temporary folder (about 6 s) while the tests that need no
     site go on, and the others find it built."""
     shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
+    # (Not pytest-xdist's worker_id fixture: autouse, this runs beside the installed wheel too, without xdist.)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the folder that every worker's own base folder is in
     paths = (shared / "site", shared / "site-build-failed.txt", shared / "site.lock")
     builder = None

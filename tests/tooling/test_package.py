@@ -62,6 +62,28 @@ def test_the_wheel_is_tested_with_every_test_file_of_the_library_alone() -> None
     assert library_alone == sorted((ROOT / "tests" / "lib").glob("test_*.py"))
 
 
+#: pytest's own fixtures: all that an autouse fixture of conftest.py may ask for, since it runs for the
+#: library's tests beside the installed wheel too, where no plugin (pytest-xdist's worker_id) is installed.
+PYTEST_FIXTURES = {"request", "pytestconfig", "tmp_path_factory", "tmp_path", "monkeypatch"}
+
+
+def test_conftests_autouse_fixtures_need_only_pytest() -> None:
+    tree = ast.parse((ROOT / "tests" / "conftest.py").read_text(encoding="utf-8"))
+    autouse = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(
+            isinstance(decorator, ast.Call) and any(k.arg == "autouse" for k in decorator.keywords)
+            for decorator in node.decorator_list
+        )
+    ]
+    assert autouse, "the check found no autouse fixture in tests/conftest.py"
+    for fixture in autouse:
+        asked = {argument.arg for argument in fixture.args.args}
+        assert asked <= PYTEST_FIXTURES, f"{fixture.name} asks for {sorted(asked - PYTEST_FIXTURES)}"
+
+
 def test_the_version_is_written_once() -> None:
     assert "version" not in PYPROJECT["project"]
     assert PYPROJECT["project"]["dynamic"] == ["version"]
