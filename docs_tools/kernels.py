@@ -15,6 +15,7 @@ kernel is started as Jupyter starts it.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import uuid
@@ -29,6 +30,7 @@ PRELOAD = ["torch", "attention_lib", "ipykernel.kernelapp", __name__]
 IPYKERNEL = ["-m", "ipykernel_launcher"]
 
 
+@functools.cache  # the preload is read once, when the forkserver starts
 def _context() -> Any:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(PRELOAD)

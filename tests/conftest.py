@@ -380,11 +380,16 @@ class _Traffic:
             self.tab.remove_listener(event, handler)
 
 
+def _open(tab, url: str) -> None:
+    """Open ``url`` until its load event and its fonts: the text at its final width and height."""
+    tab.goto(url, wait_until="load")
+    tab.evaluate("document.fonts.ready.then(() => null)")
+
+
 def _load(tab, url: str) -> None:
     traffic = _Traffic(tab)
     try:
-        tab.goto(url, wait_until="load")
-        tab.evaluate("document.fonts.ready.then(() => null)")
+        _open(tab, url)
         traffic.settle(url)
     finally:
         traffic.close()
@@ -404,11 +409,10 @@ SCREENS = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height
 class Visit:
     """A page of the site open in a tab on one screen, and what it has done since it was opened."""
 
-    def __init__(self, tab, base_url: str, url: str, width: str) -> None:
+    def __init__(self, tab, url: str, width: str) -> None:
         from docs_tools import config  # here, not at the top: the library's tests run without it (dev.py package)
 
-        self.tab, self.base_url, self.url, self.width = tab, base_url, url, width
-        self.viewport = SCREENS[width]
+        self.tab, self.url, self.width = tab, url, width
         first = url.split("/", 1)[0]
         self.lang = first if first in {language.locale for language in config.languages()} else config.SOURCE
         #: Every address the page has asked for.
@@ -463,9 +467,8 @@ def visited(request: pytest.FixtureRequest, _visit_tab, base_url: str) -> Visit:
         open_.clear()
     url, width = request.param
     tab.set_viewport_size(SCREENS[width])
-    open_["visit"] = visit = Visit(tab, base_url, url, width)
-    tab.goto(base_url + url, wait_until="load")
-    tab.evaluate("document.fonts.ready.then(() => null)")  # the text's final width and height
+    open_["visit"] = visit = Visit(tab, url, width)
+    _open(tab, base_url + url)
     open_["key"] = request.param  # loaded: the next test of this page finds it open
     return visit
 

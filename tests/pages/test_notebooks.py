@@ -53,24 +53,29 @@ def test_the_repository_is_named_once() -> None:
     assert site_url == config["site_url"]
 
 
-@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
-def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, page: str) -> None:
-    path = make_notebooks.target(page, lang)
-    notebook = nbformat.read(path, as_version=4)
-    stored = [_printed(cell.get("outputs", [])) for cell in notebook.cells]
-    # A kernel of its own, with nothing defined (forked from a process that has imported torch already,
-    # docs_tools.kernels); a cell may raise only if it is tagged raises-exception (the page shows it raising).
+def _execute(notebook, cwd: Path, *, allow_errors: bool = False) -> None:
+    """Run ``notebook`` in ``cwd``, in a kernel of its own with nothing defined (forked from a process that has
+    imported torch already, docs_tools.kernels)."""
     client = NotebookClient(
         notebook,
         timeout=300,
         kernel_name="python3",
-        allow_errors=False,
+        allow_errors=allow_errors,
         kernel_manager_class=ForkedKernelManager,
         # A raising cell's traceback as its last line only: the output compared is that line; IPython's
         # default colours the source of every frame, 2.4 s for the one that raises deep inside torch.
         extra_arguments=["--InteractiveShell.xmode=Minimal"],
     )
-    client.execute(cwd=str(path.parent))
+    client.execute(cwd=str(cwd))
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, page: str) -> None:
+    path = make_notebooks.target(page, lang)
+    notebook = nbformat.read(path, as_version=4)
+    stored = [_printed(cell.get("outputs", [])) for cell in notebook.cells]
+    # A cell may raise only if it is tagged raises-exception (the page shows it raising).
+    _execute(notebook, path.parent)
     for number, (cell, shown) in enumerate(zip(notebook.cells, stored, strict=True)):
         if cell.cell_type != "code":
             continue
@@ -105,10 +110,7 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
 
 def _run(sources: list[str], cwd: Path, *, allow_errors: bool = False) -> list[str]:
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in sources])
-    client = NotebookClient(
-        notebook, kernel_name="python3", allow_errors=allow_errors, kernel_manager_class=ForkedKernelManager
-    )
-    client.execute(cwd=str(cwd))
+    _execute(notebook, cwd, allow_errors=allow_errors)
     return [_printed(cell.outputs) for cell in notebook.cells]
 
 
