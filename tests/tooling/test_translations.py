@@ -560,6 +560,11 @@ def test_adding_a_third_language(copy: Path) -> None:
     """Scaffold French: it is configured, every page is missing, the checks pass and the site builds,
     showing the English pages under a banner at /fr/."""
     out = _translations(copy, "add-language", "fr", "--name", "Français")
+    # Until they are translated, the French notebook pages are the English notebooks: mkdocs-jupyter's cache,
+    # keyed on a notebook's content, holds them already rendered, as a second French build would find them.
+    cache = copy / ".cache" / "mkdocs-jupyter"
+    if (cache / "en").is_dir():
+        shutil.copytree(cache / "en", cache / "fr")
     assert f"All {len(PAGES)} pages are missing" in out
     assert "  - locale: fr\n          name: Français\n          build: true\n" in (copy / "mkdocs.yml").read_text(
         encoding="utf-8"
