@@ -18,16 +18,29 @@ def causal_mask(
     num_queries: int,
     num_keys: int | None = None,
     device: torch.device | str | None = None,
+    *,
+    align: str | None = None,
 ) -> torch.Tensor:
     """The mask that hides every key after the query's own position.
+
+    With as many queries as keys, query ``i`` sits at position ``i`` and sees keys ``0..i``. With a
+    different number, ``align`` says where the queries sit, as in
+    ``torch.nn.attention.bias.causal_upper_left`` / ``causal_lower_right``:
+
+    - ``"lower_right"``: the queries are the *last* ``num_queries`` positions (decoding with a KV
+      cache), so query ``i`` sees keys ``0..i + num_keys - num_queries``;
+    - ``"upper_left"``: the queries are the *first* positions, so query ``i`` sees keys ``0..i``. This
+      is what ``F.scaled_dot_product_attention(..., is_causal=True)`` does.
 
     Args:
         num_queries: number of query positions (rows).
         num_keys: number of key positions (columns); defaults to ``num_queries``.
         device: where to create the mask.
+        align: ``"lower_right"`` or ``"upper_left"``; required when ``num_keys != num_queries``
+            (the two give different masks, and neither is right for every caller).
 
     Returns:
-        Boolean tensor of shape ``(num_queries, num_keys)``, True strictly above the diagonal.
+        Boolean tensor of shape ``(num_queries, num_keys)``, True where the key comes after the query.
     """
     check_positive_int("num_queries", num_queries)
     num_keys = (
@@ -35,8 +48,21 @@ def causal_mask(
         if num_keys is None
         else check_positive_int("num_keys", num_keys)
     )
+    if align not in (None, "lower_right", "upper_left"):
+        raise ValueError(
+            f"align must be 'lower_right' or 'upper_left', got {align!r}"
+        )
+    if align is None and num_keys != num_queries:
+        raise ValueError(
+            f"align is required when num_queries ({num_queries}) and num_keys ({num_keys}) "
+            "differ: align='lower_right' if the queries are the last positions "
+            "(decoding with a KV cache), align='upper_left' if they are the first "
+            "(what scaled_dot_product_attention's is_causal=True assumes)"
+        )
+    # Query i sits at position i + offset; it may not see the keys after that position.
+    offset = num_keys - num_queries if align == "lower_right" else 0
     ones = torch.ones(num_queries, num_keys, dtype=torch.bool, device=device)
-    return torch.triu(ones, diagonal=1)
+    return torch.triu(ones, diagonal=1 + offset)
 
 
 def padding_mask(valid_lens: torch.Tensor, num_keys: int) -> torch.Tensor:

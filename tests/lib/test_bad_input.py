@@ -203,6 +203,16 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         ValueError,
         r"does not broadcast",
     ),
+    "causal_mask rectangular without align": (
+        lambda: al.causal_mask(1, 5),
+        ValueError,
+        r"align is required when num_queries \(1\) and num_keys \(5\) differ: align='lower_right' if",
+    ),
+    "causal_mask unknown align": (
+        lambda: al.causal_mask(2, 5, align="bottom_right"),
+        ValueError,
+        r"align must be 'lower_right' or 'upper_left', got 'bottom_right'",
+    ),
     "masked_softmax not tensor": (
         lambda: al.masked_softmax(torch.randn(2, 4), [[True]]),
         TypeError,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left
 
 import attention_lib as al
 
@@ -22,7 +25,53 @@ def test_causal_mask_hides_the_future() -> None:
         [False, False, False, True],
         [False, False, False, False],
     ]
-    assert al.causal_mask(2, 3).tolist() == [[False, True, True], [False, False, True]]
+    assert al.causal_mask(4, align="lower_right").equal(mask)
+    assert al.causal_mask(4, align="upper_left").equal(mask)
+
+
+def test_causal_mask_with_fewer_queries_than_keys_puts_them_where_align_says() -> None:
+    # Two queries, five keys: the last two positions (a KV cache) or the first two.
+    assert al.causal_mask(2, 5, align="lower_right").tolist() == [
+        [False, False, False, False, True],
+        [False, False, False, False, False],
+    ]
+    assert al.causal_mask(2, 5, align="upper_left").tolist() == [
+        [False, True, True, True, True],
+        [False, False, True, True, True],
+    ]
+
+
+@given(num_queries=st.integers(1, 9), num_keys=st.integers(1, 9), align=st.sampled_from(["lower_right", "upper_left"]))
+def test_causal_mask_is_pytorchs_causal_bias_inverted(num_queries: int, num_keys: int, align: str) -> None:
+    variant = {"lower_right": causal_lower_right, "upper_left": causal_upper_left}[align]
+    with warnings.catch_warnings():  # torch warns that lower_right leaves rows empty when queries outnumber keys
+        warnings.simplefilter("ignore", UserWarning)
+        may_attend = variant(num_queries, num_keys)._materialize()
+    assert al.causal_mask(num_queries, num_keys, align=align).equal(~may_attend)
+
+
+@given(num_queries=st.integers(1, 6), extra=st.integers(0, 5), seed=st.integers(0, 2**16))
+def test_lower_right_decodes_what_the_full_sequence_computes_and_upper_left_does_not(
+    num_queries: int, extra: int, seed: int
+) -> None:
+    """The last queries against every key, masked lower-right, give the last rows of full causal attention
+    (what decoding with a KV cache needs); upper-left, SDPA's is_causal, gives them only when nothing is cached."""
+    num_keys = num_queries + extra
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(2, 2, num_keys, 4, generator=gen, dtype=torch.float64) for _ in range(3))
+    full = F.scaled_dot_product_attention(q, k, v, is_causal=True)[:, :, -num_queries:]
+    last = q[:, :, -num_queries:]  # (b, h, num_queries, head_dim)
+
+    def attend(align: str) -> torch.Tensor:
+        mask = al.to_sdpa_mask(al.causal_mask(num_queries, num_keys, align=align))
+        return F.scaled_dot_product_attention(last, k, v, attn_mask=mask)
+
+    torch.testing.assert_close(attend("lower_right"), full)
+    upper_left = attend("upper_left")
+    torch.testing.assert_close(upper_left, F.scaled_dot_product_attention(last, k, v, is_causal=True))
+    if extra:  # query 0 then sees key 0 only: its output is that key's value
+        torch.testing.assert_close(upper_left[:, :, 0], v[:, :, 0])
+        assert not torch.allclose(upper_left, full)
 
 
 def test_padding_mask_one_length_per_sequence() -> None:
