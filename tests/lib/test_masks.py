@@ -188,3 +188,17 @@ def test_masked_softmax_without_mask_is_softmax() -> None:
     scores = torch.randn(3, 5)
     torch.testing.assert_close(al.masked_softmax(scores), torch.softmax(scores, -1))
     torch.testing.assert_close(al.masked_softmax(scores, dim=0), torch.softmax(scores, 0))
+
+
+@pytest.mark.parametrize(
+    ("dtype", "still_positive", "zero"), [(torch.float32, 103.0, 104.5), (torch.float16, 17.0, 17.5)]
+)
+def test_an_allowed_weight_underflows_where_the_masks_page_says(dtype: torch.dtype, still_positive: float, zero: float):
+    """The masks page: zeroing and renormalizing gives nan once a future score leads by about 104 in
+    float32 and about 17 in float16, because the allowed key's weight rounds to 0."""
+    assert torch.softmax(torch.tensor([0.0, still_positive], dtype=dtype), dim=-1)[0] > 0
+    assert torch.softmax(torch.tensor([0.0, zero], dtype=dtype), dim=-1)[0] == 0
+    weights = torch.softmax(torch.tensor([0.0, zero], dtype=dtype), dim=-1) * torch.tensor([1.0, 0.0])
+    assert (weights / weights.sum()).isnan().all()
+    fill = torch.softmax(torch.tensor([0.0, -torch.inf], dtype=dtype), dim=-1)  # the fill-with-−∞ way
+    assert fill.tolist() == [1.0, 0.0]
