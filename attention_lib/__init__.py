@@ -23,6 +23,7 @@ from .masks import (
     masked_fill_value,
     masked_softmax,
     padding_mask,
+    refill_causal_mask,
     to_sdpa_mask,
 )
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
@@ -78,6 +79,7 @@ __all__ = [
     "naive_softmax",
     "normalize_by_sum",
     "padding_mask",
+    "refill_causal_mask",
     "scaled_dot_product_scores",
     "split_heads",
     "to_sdpa_mask",

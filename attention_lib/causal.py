@@ -11,7 +11,7 @@ from ._checks import (
     check_positive_int,
     check_tensor,
 )
-from .masks import causal_mask, masked_softmax
+from .masks import causal_mask, masked_softmax, refill_causal_mask
 
 
 # --8<-- [start:CausalAttention]
@@ -64,6 +64,14 @@ class CausalAttention(nn.Module):
         self.register_buffer(
             "mask", causal_mask(context_length), persistent=False
         )
+        # Not in the state dict, so no load writes it: write it after each one
+        # (after to_empty() on a module built on "meta", it is garbage).
+        self.register_load_state_dict_post_hook(refill_causal_mask)
+
+    def reset_parameters(self) -> None:
+        for linear in (self.W_query, self.W_key, self.W_value):
+            linear.reset_parameters()
+        refill_causal_mask(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_tensor(

@@ -65,6 +65,32 @@ def causal_mask(
     return torch.triu(ones, diagonal=1 + offset)
 
 
+def refill_causal_mask(
+    module: torch.nn.Module, incompatible_keys: object = None
+) -> None:
+    """Write the causal pattern into ``module.mask`` again, in place.
+
+    ``CausalAttention`` and ``MultiHeadAttention`` keep their mask out of the
+    state dict (``persistent=False``), so ``load_state_dict`` never writes it.
+    After ``to_empty()`` (a module built on the ``meta`` device, then given
+    real memory) the mask is uninitialized memory, so both modules call this
+    after every load (a ``load_state_dict`` post-hook, which passes
+    ``incompatible_keys``) and in ``reset_parameters()``.
+
+    Args:
+        module: a module with a square boolean ``mask`` buffer.
+        incompatible_keys: ignored.
+    """
+    mask = getattr(module, "mask", None)
+    if not isinstance(mask, torch.Tensor):
+        raise TypeError(
+            "module.mask must be a torch.Tensor (the module's causal mask "
+            f"buffer), got {type(mask).__name__}"
+        )
+    with torch.no_grad():
+        mask.copy_(causal_mask(mask.shape[0], device=mask.device))
+
+
 def padding_mask(valid_lens: torch.Tensor, num_keys: int) -> torch.Tensor:
     """The mask that hides the padding at the end of each sequence.
 

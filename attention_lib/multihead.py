@@ -16,7 +16,12 @@ from ._checks import (
 )
 from .causal import CausalAttention
 from .heads import merge_heads, split_heads
-from .masks import causal_mask, masked_softmax, to_sdpa_mask
+from .masks import (
+    causal_mask,
+    masked_softmax,
+    refill_causal_mask,
+    to_sdpa_mask,
+)
 
 
 # --8<-- [start:MultiHeadAttentionWrapper]
@@ -144,6 +149,14 @@ class MultiHeadAttention(nn.Module):
         self.register_buffer(
             "mask", causal_mask(context_length), persistent=False
         )
+        # Not in the state dict, so no load writes it: write it after each one
+        # (after to_empty() on a module built on "meta", it is garbage).
+        self.register_load_state_dict_post_hook(refill_causal_mask)
+
+    def reset_parameters(self) -> None:
+        for linear in (self.W_query, self.W_key, self.W_value, self.out_proj):
+            linear.reset_parameters()
+        refill_causal_mask(self)
 
     def forward(
         self,

@@ -213,6 +213,11 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         ValueError,
         r"align must be 'lower_right' or 'upper_left', got 'bottom_right'",
     ),
+    "refill_causal_mask without a mask": (
+        lambda: al.refill_causal_mask(torch.nn.Module()),
+        TypeError,
+        r"module.mask must be a torch.Tensor \(the module's causal mask buffer\), got NoneType",
+    ),
     "masked_softmax not tensor": (
         lambda: al.masked_softmax(torch.randn(2, 4), [[True]]),
         TypeError,

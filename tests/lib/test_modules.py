@@ -163,6 +163,68 @@ def test_state_dict_round_trip(cls: type) -> None:
     assert torch.equal(loaded(x), saved(x))
 
 
+MASKED_MODULES = {
+    "CausalAttention": lambda: al.CausalAttention(3, 4, 6, 0.0),
+    "MultiHeadAttention": lambda: al.MultiHeadAttention(3, 4, 6, 0.0, 2),
+}
+
+
+def _outputs(module: torch.nn.Module, x: torch.Tensor) -> list[torch.Tensor]:
+    """Every path that reads the mask: the explicit one, and for MultiHeadAttention SDPA with padding."""
+    if not isinstance(module, al.MultiHeadAttention):
+        return [module(x)]
+    padding = torch.tensor([[False] * 5 + [True], [False] * 6])
+    return [module(x, need_weights=True)[0], module(x, key_padding_mask=padding)]
+
+
+@pytest.mark.parametrize("make", MASKED_MODULES.values(), ids=MASKED_MODULES.keys())
+@pytest.mark.parametrize("garbage", [None, True, False], ids=["to_empty", "all-True", "all-False"])
+def test_a_module_built_on_meta_gets_its_mask_back_from_a_load(make, garbage: bool | None) -> None:
+    """meta -> to_empty() -> load_state_dict(): the mask is in no state dict, so the load must rebuild it.
+    Besides the memory to_empty() leaves, two fillings make the test independent of that memory."""
+    torch.manual_seed(3)
+    reference = make().eval()
+    with torch.device("meta"):
+        module = make()
+    module = module.to_empty(device="cpu").eval()
+    if garbage is not None:
+        module.mask.fill_(garbage)
+    result = module.load_state_dict(reference.state_dict(), strict=True)
+    assert not result.missing_keys
+    assert not result.unexpected_keys
+    assert torch.equal(module.mask, al.causal_mask(6))
+    x = torch.randn(2, 6, 3)
+    for ours, theirs in zip(_outputs(module, x), _outputs(reference, x), strict=True):
+        torch.testing.assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize("make", MASKED_MODULES.values(), ids=MASKED_MODULES.keys())
+def test_reset_parameters_initializes_a_module_built_on_meta(make) -> None:
+    with torch.device("meta"):
+        module = make()
+    module = module.to_empty(device="cpu")
+    module.mask.fill_(False)
+    module.reset_parameters()
+    assert torch.equal(module.mask, al.causal_mask(6))
+    assert all(param.abs().max() < 1 for param in module.parameters())  # nn.Linear's uniform init, no garbage
+    first = [param.clone() for param in module.parameters()]
+    module.reset_parameters()
+    assert all(not torch.equal(a, b) for a, b in zip(first, module.parameters(), strict=True))
+
+
+@pytest.mark.parametrize("make", MASKED_MODULES.values(), ids=MASKED_MODULES.keys())
+def test_the_mask_comes_back_after_a_load_in_a_parent_and_in_a_pickled_copy(make) -> None:
+    """The hook runs for a submodule when the parent loads, and survives torch.save of the whole module."""
+    reference = torch.nn.Sequential(make())
+    whole = io.BytesIO()
+    torch.save(torch.nn.Sequential(make()), whole)
+    whole.seek(0)
+    parent = torch.load(whole, weights_only=False)
+    parent[0].mask.fill_(True)
+    parent.load_state_dict(reference.state_dict())
+    assert torch.equal(parent[0].mask, al.causal_mask(6))
+
+
 # --- dropout -------------------------------------------------------------------------------------
 
 
