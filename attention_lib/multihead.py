@@ -81,10 +81,15 @@ class MultiHeadAttention(nn.Module):
     Two paths compute the attention itself and agree to floating-point
     rounding:
 
-    * the fast path, `torch.nn.functional.scaled_dot_product_attention` with
-      ``is_causal``, which never materializes the ``num_tokens x num_tokens``
-      weights (memory linear in the number of tokens on backends with a fused
-      kernel). Used by default.
+    * the fast path, `torch.nn.functional.scaled_dot_product_attention`.
+      Used by default. Without ``key_padding_mask`` it passes ``is_causal``
+      and builds no mask, and on backends with a fused kernel it never
+      materializes the ``num_tokens x num_tokens`` weights (memory linear in
+      the number of tokens). With ``key_padding_mask`` it builds the combined
+      boolean mask, ``(batch, 1, num_tokens, num_tokens)``, and passes it as
+      ``attn_mask``: memory quadratic in the number of tokens again (one byte
+      per entry), and on CUDA the FlashAttention kernel, which takes no mask,
+      is ruled out.
     * the explicit path: scores,
       [`masked_softmax`][attention_lib.masks.masked_softmax], dropout, weighted
       sum, exactly as the book writes it. Used when ``need_weights=True`` (it

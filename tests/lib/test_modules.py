@@ -332,3 +332,24 @@ def test_wrapper_heads_are_causal_attention_heads() -> None:
     out = wrapper(x)
     for h, head in enumerate(wrapper.heads):
         torch.testing.assert_close(out[..., 2 * h : 2 * h + 2], head(x))
+
+
+def test_the_fast_path_builds_a_mask_only_for_padding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The docstring's promise: is_causal and no mask without padding; with padding, a (b, 1, t, t) mask."""
+    calls: list[dict] = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs)
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
+    module = al.MultiHeadAttention(3, 4, 6, 0.0, 2).eval()
+    x = torch.randn(2, 5, 3)
+    module(x)
+    module(x, key_padding_mask=torch.tensor([[False] * 4 + [True], [False] * 5]))
+    assert calls[0].get("is_causal") is True
+    assert calls[0].get("attn_mask") is None
+    assert "is_causal" not in calls[1]
+    assert calls[1]["attn_mask"].shape == (2, 1, 5, 5)
+    assert calls[1]["attn_mask"].dtype == torch.bool
