@@ -96,7 +96,8 @@ class GeneralMultiHeadAttention(nn.Module):
         values = transpose_qkv(self.W_v(values), self.num_heads)
         if valid_lens is not None:
             # Every head of sequence i sees the lengths of sequence i: (b, ...)
-            # -> (b * h, ...).
+            # -> (b * h, ...), each h times in place, the order transpose_qkv
+            # folds the heads in (repeat would tile the batch instead).
             valid_lens = torch.repeat_interleave(
                 valid_lens, repeats=self.num_heads, dim=0
             )
