@@ -18,6 +18,7 @@ The conventions, which ``CONTRIBUTING.md`` states for writers:
 
 from __future__ import annotations
 
+import ast
 import itertools
 import re
 import textwrap
@@ -42,21 +43,60 @@ TRACEBACK = "Traceback (most recent call last):"
 HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<id>[\w-]+)[^}\n]*\})?[ \t]*$", re.M)
 #: Sybil's skip directive: ``<!-- skip: next "why" -->``.
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
-#: A line of a block that shows a section of a library file (pymdownx.snippets): ``--8<-- "path:Name"``.
+#: A line of a block that shows a section of a library file: ``--8<-- "path:Name"`` (pymdownx.snippets' syntax).
 INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
 
 
-def library_section(include: str, root: Path) -> tuple[Path, int, list[str]]:
-    """What the include line ``include`` shows: the library file, the line number of the section's first
-    line in it, and the section's lines, dedented as pymdownx.snippets shows them (``dedent_subsections``)."""
+def _docstring_lines(source: str) -> set[int]:
+    """The line numbers (1-based) of every docstring in ``source``, and of the blank line after a function's."""
+    lines = source.splitlines()
+    hidden: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
+            continue
+        first = node.body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            end = first.end_lineno or first.lineno
+            hidden.update(range(first.lineno, end + 1))
+            # def f(x):  """Doc."""  <blank>  body: the body follows the def line, as if there were no docstring.
+            if (
+                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and end < len(lines)
+                and not lines[end].strip()
+            ):
+                hidden.add(end + 1)
+    return hidden
+
+
+def library_section(include: str, root: Path) -> tuple[Path, list[tuple[int, str]]]:
+    """What the include line ``include`` shows: the library file, and the section's lines with their line
+    numbers in the file, dedented, and without docstrings. A page shows the code as nanoGPT reads, and the
+    API reference (mkdocstrings) shows the docstrings."""
     match = INCLUDE.match(include)
     if match is None:
         raise ValueError(f'include: expected a line --8<-- "path:Name", got {include!r}')
     path, name = root / match["path"], match["name"]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip() == f"# --8<-- [start:{name}]")
-    end = next(i for i, line in enumerate(lines) if i > start and line.strip() == f"# --8<-- [end:{name}]")
-    return path, start + 2, textwrap.dedent("\n".join(lines[start + 1 : end])).split("\n")
+    if not path.is_file():
+        raise ValueError(f"{include.strip()}: there is no file {match['path']}")
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    markers = [
+        i for i, line in enumerate(lines) if line.strip() in (f"# --8<-- [start:{name}]", f"# --8<-- [end:{name}]")
+    ]
+    if len(markers) != 2 or not lines[markers[0]].strip().startswith("# --8<-- [start:"):
+        raise ValueError(
+            f"{include.strip()}: {match['path']} needs one '# --8<-- [start:{name}]' line and one "
+            f"'# --8<-- [end:{name}]' line after it"
+        )
+    hidden = _docstring_lines(source)
+    numbered = [(number, lines[number - 1]) for number in range(markers[0] + 2, markers[1] + 1) if number not in hidden]
+    dedented = textwrap.dedent("\n".join(text for _, text in numbered)).split("\n")
+    return path, [(number, text) for (number, _), text in zip(numbered, dedented, strict=True)]
+
+
+def library_code(include: str, root: Path) -> str:
+    """The code that the include line ``include`` shows on the page, as one string."""
+    return "\n".join(text for _, text in library_section(include, root)[1]).strip("\n")
 
 
 def fenced_blocks(document: Document) -> Iterator[Region]:

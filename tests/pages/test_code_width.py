@@ -61,8 +61,8 @@ def _shown(path: Path) -> str:
 
 def library_section(include: str, root: Path = ROOT) -> list[Line]:
     """The lines that ``--8<-- "path:Name"`` shows, with their places in the library file."""
-    path, first, section = pages.library_section(include, root)
-    return [Line(f"{_shown(path)}:{first + offset}", text) for offset, text in enumerate(section)]
+    path, section = pages.library_section(include, root)
+    return [Line(f"{_shown(path)}:{number}", text) for number, text in section]
 
 
 def code_lines(page: Path, root: Path = ROOT) -> list[Line]:

@@ -14,7 +14,7 @@ from sybil import Document
 
 from docs_tools import config as site_config
 from docs_tools import records
-from docs_tools.pages import RUN, fenced_blocks, library_section
+from docs_tools.pages import RUN, fenced_blocks, library_code
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -69,8 +69,8 @@ def test_page_loads_everything_from_the_site_itself_without_errors(visited, base
 
 
 def _library_section(include: str) -> str:
-    """What ``--8<-- "path:name"`` shows: the section of the library file between its markers."""
-    return "\n".join(library_section(include, ROOT)[2]).strip("\n")
+    """What ``--8<-- "path:name"`` shows: the section of the library file between its markers, no docstrings."""
+    return library_code(include, ROOT)
 
 
 def _python_blocks(source: Path) -> list[str]:

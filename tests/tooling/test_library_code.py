@@ -1,0 +1,97 @@
+"""Library code on the pages (hooks/library_code.py): a section of the library, dedented, without docstrings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from mkdocs.exceptions import PluginError
+
+from docs_tools import config as site_config
+from docs_tools import records
+from docs_tools.pages import INCLUDE, library_code, library_section
+from docs_tools.project import DOCS, ROOT
+from hooks import library_code as hook
+
+MODULE = '''"""Module docstring."""
+
+import torch
+
+
+# --8<-- [start:Tiny]
+class Tiny(torch.nn.Module):
+    """A class docstring,
+    on two lines."""
+
+    size: int
+
+    def forward(self, x):
+        """A method docstring."""
+
+        return x  # the body, right under the def line
+
+
+def helper(x):
+    """Helper."""
+    return x
+# --8<-- [end:Tiny]
+'''
+
+
+def test_a_section_shows_its_code_without_docstrings_with_the_lines_it_came_from(tmp_path: Path) -> None:
+    (tmp_path / "lib.py").write_text(MODULE, encoding="utf-8")
+    path, section = library_section('--8<-- "lib.py:Tiny"', tmp_path)
+    assert path == tmp_path / "lib.py"
+    assert section == [
+        (7, "class Tiny(torch.nn.Module):"),
+        (10, ""),
+        (11, "    size: int"),
+        (12, ""),
+        (13, "    def forward(self, x):"),
+        (16, "        return x  # the body, right under the def line"),
+        (17, ""),
+        (18, ""),
+        (19, "def helper(x):"),
+        (21, "    return x"),
+    ]
+
+
+def test_a_missing_file_or_section_is_named(tmp_path: Path) -> None:
+    (tmp_path / "lib.py").write_text(MODULE, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"there is no file nope\.py"):
+        library_section('--8<-- "nope.py:Tiny"', tmp_path)
+    with pytest.raises(ValueError, match=r"lib.py needs one '# --8<-- \[start:Other\]' line"):
+        library_section('--8<-- "lib.py:Other"', tmp_path)
+
+
+def test_the_hook_expands_an_include_keeping_its_indent_and_names_the_page_of_a_broken_one() -> None:
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="en/masks.md"))
+    include = '--8<-- "attention_lib/causal.py:CausalAttention"'
+    markdown = f"!!! note\n    ```python\n    {include}\n    ```\n"
+    expanded = hook.on_page_markdown(markdown, page, None, None)
+    body = expanded.split("\n")[2:-2]
+    assert body[0] == "    class CausalAttention(nn.Module):"
+    assert all(line.startswith("    ") or not line for line in body)
+    assert "\n".join(line[4:] for line in body) == library_code(include, ROOT)
+    with pytest.raises(PluginError, match=r"en/masks.md: .*there is no file attention_lib/gone.py"):
+        hook.on_page_markdown('```python\n--8<-- "attention_lib/gone.py:X"\n```\n', page, None, None)
+
+
+INCLUDES = sorted(
+    {
+        line.strip()
+        for lang in site_config.complete_locales()
+        for source in records.pages()
+        for line in (DOCS / lang / source).read_text(encoding="utf-8").splitlines()
+        if INCLUDE.match(line)
+    }
+)
+
+
+@pytest.mark.parametrize("include", INCLUDES)
+def test_every_included_section_is_code_only(include: str) -> None:
+    code = library_code(include, ROOT)
+    assert code.startswith(("class ", "def ")), code[:80]
+    assert '"""' not in code
+    assert "[`" not in code  # the API reference's cross-reference markup stays in the docstrings
