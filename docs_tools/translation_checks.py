@@ -350,8 +350,10 @@ CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 def check_line_breaks(text: str, path: str) -> list[Problem]:
     """Chinese prose broken across lines (GUIDE: no hard-wrapped Chinese lines). Markdown turns a line break
     inside a paragraph into a space: between two CJK characters, or beside full-width punctuation, that is a
-    stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line."""
-    prose = without_code(text)
+    stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line. Front
+    matter, code blocks, HTML comments and display math are not prose; headings and table rows are blocks
+    of their own; a list item's or an admonition's continuation lines are prose like any other."""
+    prose = without_code(without_front_matter(text.replace("\r\n", "\n")))
     prose = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
     prose = re.sub(r"^\$\$.*?^\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL | re.M)
     lines = prose.splitlines()
