@@ -350,8 +350,10 @@ CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 def check_line_breaks(text: str, path: str) -> list[Problem]:
     """Chinese prose broken across lines (GUIDE: no hard-wrapped Chinese lines). Markdown turns a line break
     inside a paragraph into a space: between two CJK characters, or beside full-width punctuation, that is a
-    stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line."""
-    prose = without_code(text)
+    stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line. Front
+    matter, code blocks, HTML comments and display math are not prose; headings and table rows are blocks
+    of their own; a list item's or an admonition's continuation lines are prose like any other."""
+    prose = without_code(without_front_matter(text.replace("\r\n", "\n")))
     prose = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
     prose = re.sub(r"^\$\$.*?^\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL | re.M)
     lines = prose.splitlines()
@@ -378,38 +380,75 @@ def check_line_breaks(text: str, path: str) -> list[Problem]:
     return problems
 
 
-def glossary(root: Path = ROOT, locale: str = "zh") -> list[tuple[str, str, list[str]]]:
-    """(English term, translated term, renderings to avoid) for every row of a glossary page's tables."""
+#: A rendering to avoid that the glossary allows once on one page, explained there beside the glossary's
+#: term: ``暂退法（可在 dropout.md 中提及一次）``, for readers who know the idea by another book's name.
+ALLOWED_ONCE = re.compile(r"^(?P<word>[^（()]+)（可在 (?P<page>[\w./-]+\.md) 中提及一次）$")
+
+
+def _glossary_cells(root: Path, locale: str) -> list[tuple[str, str, list[tuple[str, str | None]]]]:
+    """(English term, translated term, [(rendering to avoid, the page allowed one mention of it or None)])."""
     path = root / "docs" / locale / "glossary.md"
     if not path.exists():
         return []
     lines = _read(path).splitlines()
     rows = []
-    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+    for number, (line, following) in enumerate(zip(lines, [*lines[1:], ""], strict=True), start=1):
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
         header = set(following.replace("|", "").strip()) <= {"-", ":"} and following.strip()
         if not line.lstrip().startswith("|") or len(cells) != 4 or set(cells[0]) <= {"-", ":"} or header:
             continue
-        rows.append((cells[0], cells[1], [word for word in re.split(r"[、,，]\s*", cells[3]) if word]))
+        avoid: list[tuple[str, str | None]] = []
+        for word in (word for word in re.split(r"[、,，]\s*", cells[3]) if word):
+            if match := ALLOWED_ONCE.match(word):
+                avoid.append((match["word"].strip(), match["page"]))
+            elif re.search(r"[（()）]", word):
+                shown = _shown(path, root)
+                raise ValueError(
+                    f"{shown}:{number}: the rendering to avoid {word!r} has brackets the check cannot read; the"
+                    " only bracket it reads is （可在 <page>.md 中提及一次）, which allows one mention on that page"
+                )
+            else:
+                avoid.append((word, None))
+        rows.append((cells[0], cells[1], avoid))
     return rows
 
 
-def check_glossary(text: str, tr_path: str, locale: str, rows: list[tuple[str, str, list[str]]]) -> list[Problem]:
-    """``text``, a page of ``locale`` shown as ``tr_path``, against the glossary ``rows`` of that language."""
+def glossary(root: Path = ROOT, locale: str = "zh") -> list[tuple[str, str, list[str]]]:
+    """(English term, translated term, renderings to avoid) for every row of a glossary page's tables."""
+    return [(english, term, [word for word, _ in avoid]) for english, term, avoid in _glossary_cells(root, locale)]
+
+
+def glossary_allowances(root: Path = ROOT, locale: str = "zh") -> dict[str, str]:
+    """Each rendering to avoid that the glossary allows once on one page, with that page (``dropout.md``)."""
+    return {word: page for _, _, avoid in _glossary_cells(root, locale) for word, page in avoid if page}
+
+
+def check_glossary(
+    text: str, tr_path: str, locale: str, rows: list[tuple[str, str, list[str]]], allowed: Iterable[str] = ()
+) -> list[Problem]:
+    """``text``, a page of ``locale`` shown as ``tr_path``, against the glossary ``rows`` of that language.
+    A rendering in ``allowed`` (what the glossary allows once on this page) may occur once, on a line that
+    also has the glossary's term, which explains it."""
     glossary_page = f"docs/{locale}/glossary.md"
+    allowed = set(allowed)
+    used: set[str] = set()
     problems = []
     for number, line in enumerate(_prose(text).splitlines(), start=1):
         for english, term, avoid in rows:
             for word in avoid:
-                if word in line:
-                    problems.append(
-                        Problem(
-                            tr_path,
-                            number,
-                            f"“{word}” is not the glossary's rendering of “{english}”",
-                            f"Write “{term}”, the term of the glossary ({glossary_page}).",
-                        )
+                count = line.count(word)
+                if count and word in allowed and word not in used and term in line:
+                    used.add(word)  # the one mention the glossary allows on this page
+                    count -= 1
+                if not count:
+                    continue
+                what = f"“{word}” is not the glossary's rendering of “{english}”"
+                if word in allowed:
+                    what += "; the glossary allows one mention on this page, " + (
+                        "and it has had it" if word in used else f"on a line that explains it beside “{term}”"
                     )
+                fix = f"Write “{term}”, the term of the glossary ({glossary_page})."
+                problems.append(Problem(tr_path, number, what, fix))
     return problems
 
 
@@ -450,7 +489,8 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     if locale in CJK_LOCALES:
         problems += check_line_breaks(pair.translation, tr_path)
     if page != "glossary.md":
-        problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale))
+        allowed = [word for word, where in glossary_allowances(root, locale).items() if where == page]
+        problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale), allowed)
     return sorted(problems, key=lambda problem: problem.line)
 
 

@@ -55,9 +55,39 @@ CHINESE_MARKDOWN = sorted((ROOT / "docs" / "zh").rglob("*.md")) + sorted(ROOT.gl
 def test_no_chinese_line_is_hard_wrapped(path: Path) -> None:
     """GUIDE: no hard-wrapped Chinese lines. A line break inside a paragraph shows as a space: between two
     Chinese characters or beside full-width punctuation, a stray gap in the sentence."""
-    text = path.read_text(encoding="utf-8")
-    problems = translation_checks.check_line_breaks(text, path.relative_to(ROOT).as_posix())
+    problems = _hard_wrapped(path, ROOT)
     assert not problems, "\n".join(map(str, problems))
+
+
+def _hard_wrapped(path: Path, root: Path) -> list[translation_checks.Problem]:
+    """What the test above finds in one file."""
+    text = path.read_text(encoding="utf-8")
+    return translation_checks.check_line_breaks(text, path.relative_to(root).as_posix())
+
+
+def test_a_hard_wrapped_paragraph_planted_in_a_file_is_caught(tmp_path: Path) -> None:
+    """The check above, on a file with a Chinese paragraph, a list item and an admonition each broken across
+    lines, beside the same text written correctly: each break is named by file and line, with the fix."""
+    page = tmp_path / "docs" / "zh" / "page.md"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        "---\nsource_hash: 0\n---\n\n# 标题 { #title }\n\n"
+        "正确的段落写在一行里。\n\n"
+        "第一句话写到这里\n断开了。\n\n"  # lines 9-10
+        "- 列表项写到这里\n  断开了。\n\n"  # lines 12-13
+        '!!! note "注意"\n    提示写到这里\n    断开了。\n\n'  # lines 16-17
+        "```python\n# 代码块里的注释\n# 可以分行\n```\n",
+        encoding="utf-8",
+    )
+    problems = _hard_wrapped(page, tmp_path)
+    assert [problem.line for problem in problems] == [9, 12, 16]
+    assert str(problems[0]).startswith("docs/zh/page.md:9: a Chinese paragraph is broken across lines 9 and 10")
+    assert "the break shows as a stray space in the sentence" in problems[0].what
+    assert problems[0].fix == "Join the two lines: write each Chinese paragraph or list item on one line."
+    joined = re.sub(r"这里\n *断开了", "这里断开了", page.read_text(encoding="utf-8"))
+    assert joined.count("这里断开了") == 3
+    page.write_text(joined, encoding="utf-8")
+    assert _hard_wrapped(page, tmp_path) == []
 
 
 def test_chinese_markdown_includes_the_readme_and_the_guide() -> None:
@@ -83,6 +113,15 @@ def test_chinese_markdown_includes_the_readme_and_the_guide() -> None:
         ("第一段\n\n第二段\n", []),
         ("```python\n# 注释\n# 注释\n```\n", []),  # code is not prose
         ("<!-- 注释\n注释 -->\n", []),
+        ('!!! note "注意"\n    第一行\n    第二行\n', [2]),  # an admonition's body, indented by 4 spaces
+        ("!!! note\n\n    第一行\n    第二行\n", [3]),
+        ("1. 第一项\n   续行\n", [1]),  # a numbered item's continuation line
+        ("- 第一项\n\n    续段第一行\n    续段第二行\n", [3]),  # a second paragraph inside a list item
+        ("- 甲\n  - 乙\n", []),  # a nested item is a block of its own
+        ("!!! note\n\n    ```python\n    # 注释\n    # 注释\n    ```\n", []),  # code inside an admonition
+        ("---\ntitle: 标题\n说明: 甲\n---\n\n正文\n", []),  # front matter is not prose
+        ("---\ntitle: 标题\n---\n\n正文\n接着\n", [5]),  # but the line numbers stay the file's
+        ("第一行\r\n第二行\r\n", [1]),  # a Windows checkout
     ],
 )
 def test_the_line_break_check_can_fail(text: str, flagged: list[int]) -> None:
