@@ -94,6 +94,8 @@ def _prose(content: str) -> str:
     """The text a reader sees outside code and formulas (and outside MathML's TeX annotation)."""
     for tag in ("pre", "code", "script", "style", "annotation"):
         content = re.sub(rf"<{tag}\b.*?</{tag}>", " ", content, flags=re.DOTALL)
+    # mkdocs-jupyter's hidden copy of each code cell's source, for its copy button: code, not prose.
+    content = re.sub(r'<div class="clipboard-copy-txt"[^>]*>.*?</div>', " ", content, flags=re.DOTALL)
     return html_module.unescape(re.sub(r"<[^>]+>", " ", content))
 
 

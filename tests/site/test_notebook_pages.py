@@ -105,8 +105,11 @@ OVERFLOW = """() => {
     return false;
   };
   // HTML boxes only: an icon's SVG paths and KaTeX's MathML (for screen readers) are clipped on purpose.
+  // A formula counts as one box: inside it, KaTeX's struts (vlist-*) may reach a pixel or two past the
+  // formula's own box without any ink there.
+  const inFormula = e => e.parentElement && e.parentElement.closest(".katex");
   const sticking = [...document.querySelectorAll(".jupyter-wrapper .jp-Cell *")]
-    .filter(e => e instanceof HTMLElement && e.getBoundingClientRect().width > 0)
+    .filter(e => e instanceof HTMLElement && e.getBoundingClientRect().width > 0 && !inFormula(e))
     .filter(e => end(e) > right && !scrolledWithin(e))
     .map(e => e.className || e.tagName);
   return {scrollWidth: document.documentElement.scrollWidth, innerWidth, sticking: [...new Set(sticking)].slice(0, 5)};

@@ -15,7 +15,7 @@
   var MARK = "data-scroll-focus";
   var SCROLLS = /^(auto|scroll)$/;
   var FOCUSABLE = "a[href], button, input, select, textarea, [tabindex]";
-  var CANDIDATES = ".md-content div, .md-content pre, .md-content code, .md-content table";
+  var CANDIDATES = ".md-content div, .md-content pre, .md-content code, .md-content table, .md-content .katex-display";
 
   function scrolls(element) {
     var style = getComputedStyle(element);
