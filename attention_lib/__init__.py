@@ -27,6 +27,11 @@ from .masks import (
     to_sdpa_mask,
 )
 from .multihead import MultiHeadAttention, MultiHeadAttentionWrapper
+from .previous_tokens import (
+    PreviousTokens,
+    previous_tokens_loss,
+    train_previous_tokens,
+)
 from .scoring import (
     additive_scores,
     dot_product_scores,
@@ -57,6 +62,7 @@ __all__ = [
     "GeneralMultiHeadAttention",
     "MultiHeadAttention",
     "MultiHeadAttentionWrapper",
+    "PreviousTokens",
     "SelfAttentionV1",
     "SelfAttentionV2",
     "additive_scores",
@@ -79,10 +85,12 @@ __all__ = [
     "naive_softmax",
     "normalize_by_sum",
     "padding_mask",
+    "previous_tokens_loss",
     "refill_causal_mask",
     "scaled_dot_product_scores",
     "split_heads",
     "to_sdpa_mask",
+    "train_previous_tokens",
     "transpose_output",
     "transpose_qkv",
 ]

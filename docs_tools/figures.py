@@ -11,6 +11,7 @@ languages; the pages' captions and alt texts are translated.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from html import escape
@@ -178,7 +179,60 @@ def head_splitting() -> str:
     return _svg(width, legend_y + 34, "Tensor shapes while splitting and merging attention heads", body)
 
 
+#: The sequence the multi-head page shows the trained model (tokens from a vocabulary of 8).
+TRAINED_EXAMPLE = (3, 1, 4, 1, 5, 2, 6, 5)
+
+
+@functools.cache
+def _trained_example_weights() -> tuple[torch.Tensor, torch.Tensor]:
+    """The attention weights of ``PreviousTokens`` on the example, before and after the page's training."""
+    torch.manual_seed(0)
+    model = al.PreviousTokens()
+    token_ids = torch.tensor([TRAINED_EXAMPLE])
+    with torch.no_grad():
+        _, before = model(token_ids)
+    al.train_previous_tokens(model)
+    with torch.no_grad():
+        _, after = model(token_ids)
+    return before[0], after[0]
+
+
+def _head_panels(attn_weights: torch.Tensor, title: str) -> str:
+    """One small heatmap per head, side by side: rows are query positions, columns key positions."""
+    num_heads, t, _ = attn_weights.shape
+    cell, left, top, gap = 24, 30, 52, 36
+    mask = al.causal_mask(t)
+    body = [f'<g {FONT} font-size="14" fill="{INK}">']
+    for h in range(num_heads):
+        x0 = left + h * (t * cell + gap)
+        body.append(f'<text x="{x0 + t * cell / 2:.1f}" y="18" text-anchor="middle" {MONO}>head {h}</text>')
+        for j in range(t):
+            body.append(f'<text x="{x0 + j * cell + cell / 2:.1f}" y="{top - 8}" text-anchor="middle">{j}</text>')
+        for i in range(t):
+            y0 = top + i * cell
+            body.append(f'<text x="{x0 - 8}" y="{y0 + cell / 2 + 5:.1f}" text-anchor="end">{i}</text>')
+            for j in range(t):
+                # Rounded: after 300 training steps the last digits may differ between CPUs.
+                weight = round(float(attn_weights[h, i, j]), 2)
+                fill = "#eceff1" if bool(mask[i, j]) else _blend(weight)
+                x = x0 + j * cell
+                body.append(f'<rect x="{x}" y="{y0}" width="{cell}" height="{cell}" fill="{fill}" stroke="#ffffff"/>')
+    body.append("</g>")
+    width = left + num_heads * (t * cell + gap) - gap + 12
+    return _svg(width, top + t * cell + 12, title, body)
+
+
+def trained_heads_before() -> str:
+    return _head_panels(_trained_example_weights()[0], "Attention weights of two heads before training")
+
+
+def trained_heads_after() -> str:
+    return _head_panels(_trained_example_weights()[1], "Attention weights of two heads after training")
+
+
 FIGURE_MAKERS: dict[str, Callable[[], str]] = {
+    "trained-heads-before.svg": trained_heads_before,
+    "trained-heads-after.svg": trained_heads_after,
     "journey-attn-weights.svg": journey_attn_weights,
     "causal-attn-weights.svg": causal_attn_weights,
     "head-splitting.svg": head_splitting,
