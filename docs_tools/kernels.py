@@ -43,6 +43,12 @@ def _run_kernel(argv: list[str], cwd: str, env: dict[str, str]) -> None:
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
+    # torch read OMP_NUM_THREADS when the forkserver imported it; a kernel started afresh reads its own.
+    threads = env.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0:
+        import torch
+
+        torch.set_num_threads(int(threads))
     from ipykernel.kernelapp import launch_new_instance
 
     # The process the kernel outlives by no more than a moment (Jupyter sets it through JPY_PARENT_PID, read

@@ -31,6 +31,9 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # pytest-xdist runs one worker per core: torch's own threads in each would only fight over the cores
     # (the library's tests took 23 s on 2 workers with torch's default of 2 threads each, 9 s with 1).
     torch.set_num_threads(1)
+    # The same for what a worker starts: the notebooks' kernels (docs_tools.kernels applies it to a forked
+    # kernel: 22 notebooks took 40 core-s with 2 threads each, 34 with 1) and subprocesses.
+    os.environ["OMP_NUM_THREADS"] = "1"
 
 #: Parametrize over this to run a test on the CPU and, where present, on CUDA.
 DEVICES = [

@@ -133,6 +133,15 @@ def test_each_notebook_gets_a_kernel_of_its_own(tmp_path: Path) -> None:
     assert second[1:] == ["False\n", "NameError: name 'torch' is not defined\n", "False\n"]
 
 
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_a_kernel_takes_its_torch_threads_from_its_own_environment(
+    tmp_path: Path, threads: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a kernel started afresh does, although torch was imported before the fork (docs_tools.kernels)."""
+    monkeypatch.setenv("OMP_NUM_THREADS", threads)
+    assert _run(["import torch\nprint(torch.get_num_threads())"], tmp_path) == [f"{threads}\n"]
+
+
 def test_a_failing_cell_fails_the_notebook(tmp_path: Path) -> None:
     import nbclient.exceptions
 
