@@ -68,11 +68,6 @@ def test_page_loads_everything_from_the_site_itself_without_errors(visited, base
     assert broken == []
 
 
-def _library_section(include: str) -> str:
-    """What ``--8<-- "path:name"`` shows: the section of the library file between its markers, no docstrings."""
-    return library_code(include, ROOT)
-
-
 def _python_blocks(source: Path) -> list[str]:
     document = Document(source.read_text(encoding="utf-8"), str(source))
     return [str(block.lexemes["source"]) for block in fenced_blocks(document) if block.lexemes["info"] == RUN]
@@ -111,8 +106,9 @@ def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, s
     assert len(copied) == len(blocks), f"{url}: {len(copied)} copy buttons for {len(blocks)} Python blocks"
     for number, (text, block) in enumerate(zip(copied, blocks, strict=True), start=1):
         if block.lstrip().startswith("--8<--"):
-            # Library source, included at build time: the reader gets that source, not the include line.
-            assert text.rstrip("\n") == _library_section(block.strip()), f"{url}, block {number}"
+            # Library source, included at build time (hooks/library_code.py): the reader gets that source,
+            # without docstrings, not the include line.
+            assert text.rstrip("\n") == library_code(block.strip(), ROOT), f"{url}, block {number}"
         else:
             # The very text Sybil runs and checks, with no prompts and no output lines.
             assert text.rstrip("\n") == block.rstrip("\n"), f"{url}, block {number}"
