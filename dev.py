@@ -39,7 +39,7 @@ TASKS = {
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
     "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
-    "benchmarks": "measure attention_lib against PyTorch on this machine's CPU and print the tables",
+    "benchmarks": "measure attention_lib against PyTorch and print the tables (mha_cpu; kv_cache, attention_paths)",
 }
 
 
@@ -259,7 +259,9 @@ def main(argv: list[str]) -> int:
         # The site's tooling (docs_tools/), importable from the repository root, where `-m` runs it.
         run(venv_bin("python"), "-m", f"docs_tools.{task}", *args)
     elif task == "benchmarks":
-        run(venv_bin("python"), ROOT / "benchmarks" / "mha_cpu.py", *args)
+        scripts = sorted(path.stem for path in (ROOT / "benchmarks").glob("*.py") if path.stem != "measure")
+        script, args = (args[0], args[1:]) if args and args[0] in scripts else ("mha_cpu", args)
+        run(venv_bin("python"), ROOT / "benchmarks" / f"{script}.py", *args)
     elif task == "package":
         package()
     elif task == "lint":

@@ -17,7 +17,9 @@ from .data import (
 )
 from .dot_product import DotProductAttention
 from .general_multihead import GeneralMultiHeadAttention
+from .grouped_query import GroupedQueryAttention
 from .heads import merge_heads, split_heads, transpose_output, transpose_qkv
+from .kv_cache import append_to_cache
 from .masks import (
     causal_mask,
     masked_fill_value,
@@ -60,12 +62,14 @@ __all__ = [
     "CrossAttention",
     "DotProductAttention",
     "GeneralMultiHeadAttention",
+    "GroupedQueryAttention",
     "MultiHeadAttention",
     "MultiHeadAttentionWrapper",
     "PreviousTokens",
     "SelfAttentionV1",
     "SelfAttentionV2",
     "additive_scores",
+    "append_to_cache",
     "attn_scores_all",
     "attn_scores_all_loop",
     "attn_scores_for_query",

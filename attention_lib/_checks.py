@@ -143,3 +143,37 @@ def check_mask(
             f"{name} of shape {tuple(mask.shape)} does not broadcast to the attention scores' shape {tuple(shape)}"
         )
     return mask
+
+
+def check_cache_input(
+    cache_k: torch.Tensor | None,
+    batch_size: int,
+    num_tokens: int,
+    max_tokens: int | None,
+) -> None:
+    """Refuse an input that cannot extend a KV cache (``cache_k``, ``None`` when empty) before any work."""
+    if cache_k is None:
+        return
+    if cache_k.shape[0] != batch_size:
+        raise ValueError(
+            f"x has batch size {batch_size}, but the KV cache holds {cache_k.shape[0]} sequences; "
+            "a cache continues the same sequences: call reset_cache() before starting new ones"
+        )
+    num_cached = cache_k.shape[2]
+    if max_tokens is not None and num_cached + num_tokens > max_tokens:
+        raise ValueError(
+            f"the KV cache holds {num_cached} tokens and x adds {num_tokens}: {num_cached + num_tokens} is "
+            f"more than context_length={max_tokens}; call reset_cache() (and start again from a shorter "
+            "context), or create the module with a larger context_length"
+        )
+
+
+def check_kv_groups(num_heads: int, num_kv_groups: object) -> int:
+    """Return ``group_size``, the number of query heads per key/value head."""
+    num_kv_groups = check_positive_int("num_kv_groups", num_kv_groups)
+    if num_heads % num_kv_groups != 0:
+        raise ValueError(
+            f"num_heads must be divisible by num_kv_groups, got num_heads={num_heads} and "
+            f"num_kv_groups={num_kv_groups}: every key/value head serves the same number of query heads"
+        )
+    return num_heads // num_kv_groups

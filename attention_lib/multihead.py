@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._checks import (
+    check_cache_input,
     check_divisible,
     check_dropout,
     check_mask,
@@ -16,6 +17,11 @@ from ._checks import (
 )
 from .causal import CausalAttention
 from .heads import merge_heads, split_heads
+from .kv_cache import (
+    append_to_cache,
+    clear_cache,
+    num_cached,
+)
 from .masks import (
     causal_mask,
     masked_softmax,
@@ -100,6 +106,18 @@ class MultiHeadAttention(nn.Module):
     [`CausalAttention`][attention_lib.causal.CausalAttention]: boolean, moved
     by ``.to(device)``, not in ``state_dict()``.
 
+    With ``use_cache=True`` the module keeps the keys and values of every
+    token it has seen in the buffers ``cache_k`` and ``cache_v``
+    (``persistent=False``, ``None`` when empty; see
+    [`attention_lib.kv_cache`][attention_lib.kv_cache]), and the queries of
+    ``x`` are taken to follow those tokens: a prompt (prefill) and then one
+    token at a time (decoding) give the outputs that one forward of the whole
+    sequence gives. The causal mask is then aligned bottom-right (rows
+    ``num_cached .. num_cached + num_tokens`` of the buffer), on both paths.
+    ``reset_cache()`` empties the cache before a new sequence; loading a state
+    dict and ``reset_parameters()`` empty it too. ``use_cache`` and
+    ``key_padding_mask`` do not go together.
+
     Args:
         d_in: size of each input vector.
         d_out: size of the output; must be divisible by ``num_heads``.
@@ -113,18 +131,25 @@ class MultiHeadAttention(nn.Module):
 
     Shape:
         - Input ``x``: ``(batch, num_tokens, d_in)``, with
-          ``num_tokens <= context_length``.
+          ``num_tokens <= context_length`` (with ``use_cache=True``, the
+          cached tokens plus ``num_tokens`` at most ``context_length``, and
+          ``batch`` the batch the cache was filled with).
         - Input ``key_padding_mask``: ``(batch, num_tokens)``, boolean, True =
           padding (masked out).
         - Output: ``(batch, num_tokens, d_out)``; with ``need_weights=True``
           also the attention weights, ``(batch, num_heads, num_tokens,
-          num_tokens)``, after dropout.
+          num_keys)``, after dropout, where ``num_keys = num_tokens`` (plus
+          the cached tokens with ``use_cache=True``).
+        - ``cache_k``, ``cache_v``: ``(batch, num_heads, num_cached,
+          head_dim)``.
 
     A query whose every visible key is padding gets a context vector of zeros
     (before ``out_proj``) on both paths, never ``nan``.
     """
 
     mask: torch.Tensor
+    cache_k: torch.Tensor | None
+    cache_v: torch.Tensor | None
 
     def __init__(
         self,
@@ -157,24 +182,46 @@ class MultiHeadAttention(nn.Module):
         # Not in the state dict, so no load writes it: write it after each one
         # (after to_empty() on a module built on "meta", it is garbage).
         self.register_load_state_dict_post_hook(refill_causal_mask)
+        # The keys and values of the tokens seen so far, when generating with
+        # use_cache=True: state of one generation, not of the model.
+        self.register_buffer("cache_k", None, persistent=False)
+        self.register_buffer("cache_v", None, persistent=False)
+        self.register_load_state_dict_post_hook(clear_cache)
 
     def reset_parameters(self) -> None:
         for linear in (self.W_query, self.W_key, self.W_value, self.out_proj):
             linear.reset_parameters()
         refill_causal_mask(self)
+        self.reset_cache()
+
+    def reset_cache(self) -> None:
+        clear_cache(self)
 
     def forward(
         self,
         x: torch.Tensor,
         key_padding_mask: torch.Tensor | None = None,
         need_weights: bool = False,
+        *,
+        use_cache: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         check_tensor(
             "x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in
         )
         b, num_tokens, _ = x.shape
         check_num_tokens(num_tokens, self.context_length)
-        mask = self.mask[:num_tokens, :num_tokens]  # (num_tokens, num_tokens)
+        if use_cache:
+            if key_padding_mask is not None:
+                raise ValueError(
+                    "key_padding_mask cannot be combined with use_cache=True: "
+                    "the cache would forget which of its tokens were padding"
+                )
+            check_cache_input(self.cache_k, b, num_tokens, self.context_length)
+        num_past = num_cached(self) if use_cache else 0
+        num_keys = num_past + num_tokens
+        # The queries are the last num_tokens of num_keys positions: their
+        # rows of the mask, bottom-right aligned. (num_tokens, num_keys)
+        mask = self.mask[num_past:num_keys, :num_keys]
         if key_padding_mask is not None:
             check_mask(
                 "key_padding_mask",
@@ -192,19 +239,26 @@ class MultiHeadAttention(nn.Module):
         keys = split_heads(self.W_key(x), self.num_heads)
         # (b, t, d_out) -> (b, num_heads, t, head_dim)
         values = split_heads(self.W_value(x), self.num_heads)
+        if use_cache:
+            # -> (b, num_heads, num_past + t, head_dim)
+            keys, values = append_to_cache(self, keys, values)
 
         if need_weights or not self.use_sdpa:
-            # (b, h, t, head_dim) @ (b, h, head_dim, t) -> (b, h, t, t)
+            # (b, h, t, head_dim) @ (b, h, head_dim, num_keys)
+            # -> (b, h, t, num_keys)
             attn_scores = queries @ keys.transpose(2, 3)
             attn_weights = masked_softmax(
                 attn_scores / self.head_dim**0.5, mask
             )
             attn_weights = self.dropout(attn_weights)
-            # (b, h, t, t) @ (b, h, t, head_dim) -> (b, h, t, head_dim)
+            # (b, h, t, num_keys) @ (b, h, num_keys, head_dim)
+            # -> (b, h, t, head_dim)
             context_vec = attn_weights @ values
         else:
             dropout_p = self.dropout.p if self.training else 0.0
-            if key_padding_mask is None:
+            if key_padding_mask is None and num_past == 0:
+                # is_causal aligns the mask top-left, which is right only
+                # when the queries start at position 0.
                 context_vec = F.scaled_dot_product_attention(
                     queries, keys, values, dropout_p=dropout_p, is_causal=True
                 )

@@ -28,19 +28,23 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
-import random
-import resource
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 import torch.nn.functional as F
+from measure import (
+    cpu_model,
+    current_rss_kib,
+    load_average,
+    peak_rss_kib,
+    per_round_ratio,
+    reset_peak_rss,
+    time_interleaved,
+)
 from torch import nn
 
 from attention_lib import MultiHeadAttention
@@ -128,32 +132,6 @@ def check_agreement(forwards: dict[str, Callable[[], torch.Tensor]]) -> bool:
     return agree
 
 
-def time_interleaved(
-    forwards: dict[str, Callable[[], torch.Tensor]], rounds: int, calls: int, warmup: int
-) -> dict[str, list[list[float]]]:
-    """Seconds per call: for each candidate, one list of ``calls`` samples per round.
-
-    Every round runs each candidate ``calls`` times, in a fresh random order, so that neither a slow
-    drift of the machine nor the candidate that ran just before (the explicit path leaves gigabytes of
-    freed memory behind it) favours one of them.
-    """
-    names = list(forwards)
-    for name in names:
-        for _ in range(warmup):
-            forwards[name]()
-    rng = random.Random(0)
-    samples: dict[str, list[list[float]]] = {name: [] for name in names}
-    for _ in range(rounds):
-        for name in rng.sample(names, len(names)):
-            times = []
-            for _ in range(calls):
-                start = time.perf_counter()
-                forwards[name]()
-                times.append(time.perf_counter() - start)
-            samples[name].append(times)
-    return samples
-
-
 def print_timing_table(samples: dict[str, list[list[float]]]) -> dict[str, float]:
     flat = {name: [t * 1e3 for times in per_round for t in times] for name, per_round in samples.items()}
     medians = {name: statistics.median(times) for name, times in flat.items()}
@@ -165,47 +143,6 @@ def print_timing_table(samples: dict[str, list[list[float]]]) -> dict[str, float
         )
     print()
     return medians
-
-
-def per_round_ratio(numerator: list[list[float]], denominator: list[list[float]]) -> float:
-    """Median over rounds of the ratio within a round: what other processes do between rounds cancels out."""
-    ratios = [statistics.median(a) / statistics.median(b) for a, b in zip(numerator, denominator, strict=True)]
-    return statistics.median(ratios)
-
-
-def current_rss_kib() -> int | None:
-    try:
-        with open("/proc/self/statm") as f:
-            resident_pages = int(f.read().split()[1])
-    except OSError:
-        return None
-    return resident_pages * os.sysconf("SC_PAGE_SIZE") // 1024
-
-
-def reset_peak_rss() -> None:
-    """Lower this process's peak resident size to its current one, where Linux allows it (4.0+)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
-def peak_rss_kib() -> int:
-    """Peak resident size of this process, in KiB.
-
-    Linux's ``VmHWM`` first: ``getrusage().ru_maxrss`` carries the parent's peak over fork and exec,
-    so in a process started by this benchmark it would report the parent's gigabytes from the timing.
-    """
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak // 1024 if sys.platform == "darwin" else peak  # macOS reports bytes, Linux KiB
 
 
 def measure_memory(path: str, num_tokens: int) -> None:
@@ -267,24 +204,6 @@ def memory_table(token_counts: list[int]) -> dict[str, list[float]]:
         print("(some forwards stayed under the setup's peak: those cells are upper bounds)")
     print()
     return results
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def load_average() -> str:
-    try:
-        return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
-    except OSError:
-        return "load average unknown"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

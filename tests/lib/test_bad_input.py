@@ -228,7 +228,55 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         ValueError,
         r"multiple of num_heads",
     ),
+    "gqa num_heads % num_kv_groups": (
+        lambda: al.GroupedQueryAttention(3, 12, 0.0, num_heads=4, num_kv_groups=3),
+        ValueError,
+        r"num_heads must be divisible by num_kv_groups, got num_heads=4 and num_kv_groups=3",
+    ),
+    "gqa zero groups": (
+        lambda: al.GroupedQueryAttention(3, 12, 0.0, num_heads=4, num_kv_groups=0),
+        ValueError,
+        r"num_kv_groups must be a positive integer, got 0",
+    ),
+    "gqa d_out % num_heads": (
+        lambda: al.GroupedQueryAttention(3, 10, 0.0, num_heads=4, num_kv_groups=2),
+        ValueError,
+        r"d_out must be divisible by num_heads, got d_out=10 and num_heads=4",
+    ),
+    "gqa 2-D input": (
+        lambda: al.GroupedQueryAttention(3, 4, 0.0, 2, 1)(X[0]),
+        ValueError,
+        r"x must be a 3-D tensor of shape \(batch, num_tokens, d_in\)",
+    ),
+    "mha cache past context_length": (
+        lambda: _fill_cache(al.MultiHeadAttention(3, 4, 6, 0.0, 2), 4)(X[:, :3], use_cache=True),
+        ValueError,
+        r"the KV cache holds 4 tokens and x adds 3: 7 is more than context_length=6; call reset_cache\(\)",
+    ),
+    "mha cache batch changes": (
+        lambda: _fill_cache(al.MultiHeadAttention(3, 4, 6, 0.0, 2), 2)(X[:1, :1], use_cache=True),
+        ValueError,
+        r"x has batch size 1, but the KV cache holds 2 sequences; .* call reset_cache\(\)",
+    ),
+    "gqa cache batch changes": (
+        lambda: _fill_cache(al.GroupedQueryAttention(3, 4, 0.0, 2, 1), 2)(X[:1, :1], use_cache=True),
+        ValueError,
+        r"x has batch size 1, but the KV cache holds 2 sequences",
+    ),
+    "mha cache with padding": (
+        lambda: al.MultiHeadAttention(3, 4, 6, 0.0, 2)(
+            X, key_padding_mask=torch.zeros(2, 4, dtype=torch.bool), use_cache=True
+        ),
+        ValueError,
+        r"key_padding_mask cannot be combined with use_cache=True",
+    ),
 }
+
+
+def _fill_cache(module: torch.nn.Module, num_tokens: int) -> torch.nn.Module:
+    """``module`` with the first ``num_tokens`` tokens of both sequences of ``X`` in its cache."""
+    module(X[:, :num_tokens], use_cache=True)
+    return module
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD.values(), ids=BAD.keys())

@@ -92,6 +92,10 @@ def gradcheck_cases() -> dict[str, Callable[[], None]]:
         "MultiHeadAttention(explicit)": lambda: gradcheck_module(
             al.MultiHeadAttention(3, 4, 4, 0.0, 2), x, key_padding_mask=kpm, need_weights=True
         ),
+        "GroupedQueryAttention(sdpa)": lambda: gradcheck_module(al.GroupedQueryAttention(3, 8, 0.0, 4, 2), x),
+        "GroupedQueryAttention(explicit)": lambda: gradcheck_module(
+            al.GroupedQueryAttention(3, 8, 0.0, 4, 2, qkv_bias=True, use_sdpa=False), x
+        ),
         "CrossAttention": lambda: gradcheck_module(al.CrossAttention(3, 2, 4), x, torch.randn(2, 6, 3)),
         "DotProductAttention": lambda: gradcheck_module(al.DotProductAttention(0.0), q, k, v, lens),
         "AdditiveAttention": lambda: gradcheck_module(al.AdditiveAttention(4, 4, 3, 0.0), q, k, v, lens),

@@ -35,6 +35,9 @@ ENGLISH = [
     ("", "scaled_dot_product_attention", "pytorch-equivalence/"),
     ("", "F.scaled_dot_product_attention", "pytorch-equivalence/"),
     ("", "pitfalls", "pitfalls/"),
+    ("", "KV cache", "kv-cache/"),
+    ("", "grouped-query attention", "grouped-query/"),
+    ("", "sdpa_kernel", "attention-backends/"),
     ("masks/", "is_causal", "pytorch-equivalence/"),
 ]
 CHINESE = [
@@ -53,6 +56,9 @@ CHINESE = [
     ("zh/", "拆分多头", "zh/multi-head/"),
     ("zh/", "交叉注意力", "zh/cross-attention/"),
     ("zh/", "常见错误", "zh/pitfalls/"),
+    ("zh/", "KV 缓存", "zh/kv-cache/"),
+    ("zh/", "分组查询注意力", "zh/grouped-query/"),
+    ("zh/", "后端", "zh/attention-backends/"),
     ("zh/", "术语表", "zh/glossary/"),
     ("zh/", "填充", "zh/masks/"),
 ]

@@ -1,0 +1,185 @@
+"""The rows of the pages' benchmark tables, from the data that ``benchmarks/`` writes.
+
+    python3 -m docs_tools.benchmark_tables            # print every table's rows, to paste into the pages
+    python3 -m docs_tools.benchmark_tables --check    # exit 1 if a page's table differs from the data
+
+A page shows its measurements as ordinary Markdown tables (translated headers, the same rows in every
+language), followed by a sentence that names the machine, the torch version and the date. The rows are
+written by this module from ``benchmarks/data/*.json``, and ``tests/pages/test_benchmark_tables.py``
+fails when a page's rows or provenance no longer match the data, say after the benchmark ran again.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from docs_tools.project import DOCS, ROOT
+
+DATA = ROOT / "benchmarks" / "data"
+
+#: The paths of benchmarks/attention_paths.py, in the order and with the names its page shows: code only, so
+#: that the rows are the same in every language.
+PATH_LABELS = {
+    "ours": "`MultiHeadAttention`",
+    "ours_explicit": "`MultiHeadAttention`, `use_sdpa=False`",
+    "torch_mha": "`nn.MultiheadAttention`, `attn_mask`",
+    "torch_mha_is_causal": "`nn.MultiheadAttention`, `attn_mask`, `is_causal=True`",
+    "torch_mha_weights": "`nn.MultiheadAttention`, `need_weights=True`",
+    "sdpa_is_causal": "`sdpa`, `is_causal=True`",
+    "sdpa_bool_mask": "`sdpa`, `attn_mask`",
+    "sdpa_math": "`sdpa`, `SDPBackend.MATH`",
+}
+
+
+def load(name: str) -> dict:  # type: ignore[type-arg]
+    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _row(*cells: str) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def kv_cache_decode() -> list[str]:
+    decode = load("kv-cache-cpu")["decode"]
+    return [
+        _row(f"{n:,}", f"{recompute:.1f}", f"{cached:.2f}", f"{ratio:.0f}×")
+        for n, recompute, cached, ratio in zip(
+            decode["context"], decode["recompute_ms"], decode["cached_ms"], decode["ratio"], strict=True
+        )
+    ]
+
+
+def gqa_decode() -> list[str]:
+    decode = load("kv-cache-cpu")["decode"]
+    return [
+        _row(f"{n:,}", f"{mha:.2f}", f"{gqa:.2f}")
+        for n, mha, gqa in zip(decode["context"], decode["cached_ms"], decode["gqa_cached_ms"], strict=True)
+    ]
+
+
+def attention_paths() -> list[str]:
+    """Each path at the largest number of tokens: forward ms and MiB, forward + backward ms and MiB."""
+    data = load("attention-cpu")
+    rows = []
+    for path, label in PATH_LABELS.items():
+        cells = [label]
+        for mode in ("forward", "forward_backward"):
+            cells += [f"{data['ms'][mode][path][-1]:,.0f}", f"{data['mib'][mode][path][-1]:,.1f}"]
+        rows.append(_row(*cells))
+    return rows
+
+
+def training_ratios() -> list[str]:
+    data = load("attention-cpu")
+    ratios = data["ratios"]
+    return [
+        _row(f"{n:,}", f"{plain:.2f}×", f"{hinted:.2f}×")
+        for n, plain, hinted in zip(
+            data["tokens"],
+            ratios["forward_backward_torch_mha"],
+            ratios["forward_backward_torch_mha_is_causal"],
+            strict=True,
+        )
+    ]
+
+
+def provenance(name: str) -> list[str]:
+    """What the sentence under a table must name: the torch version, the threads, the CPU, the date."""
+    info = load(name)["provenance"]
+    return [f"torch {info['torch'].split('+')[0]}", f"{info['threads']}", info["device_name"], info["date"]]
+
+
+def attention_numbers() -> list[str]:
+    """The numbers the page's prose takes from the data: the mask's cost on SDPA alone, the training ratio at
+    the most tokens, and our module's and SDPA's forward times there."""
+    data = load("attention-cpu")
+    forward = data["ms"]["forward"]
+    return [
+        f"{forward['sdpa_bool_mask'][-1] / forward['sdpa_is_causal'][-1]:.1f}",
+        f"{data['ratios']['forward_backward_torch_mha'][-1]:.1f}",
+        f"{forward['ours'][-1]:.0f}",
+        f"{forward['sdpa_is_causal'][-1]:.0f}",
+    ]
+
+
+def claims(page: str) -> list[str]:
+    """What the page's words say about the data that no longer holds (its sentences are not numbers)."""
+    found = []
+    if page == "kv-cache.md":
+        decode = load("kv-cache-cpu")["decode"]
+        at_1024 = decode["ratio"][decode["context"].index(1024)]
+        if not 10 <= at_1024 < 100:
+            found.append(f"the summary says a cached step at 1,024 tokens is tens of times cheaper: {at_1024}x")
+    if page == "attention-backends.md":
+        hinted = load("attention-cpu")["ratios"]["forward_backward_torch_mha_is_causal"][-1]
+        if abs(hinted - 1) > 0.1:
+            found.append(f"the page says both take the same time given is_causal=True; measured {hinted}x")
+    return found
+
+
+#: The numbers each page's prose takes from the data (they must appear in the page, in every language).
+NUMBERS: dict[str, Callable[[], list[str]]] = {"attention-backends.md": attention_numbers}
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    rows: Callable[[], list[str]]
+    data: str  # the data file (benchmarks/data/<data>.json)
+
+
+#: The tables of each page (file name within a language's folder).
+TABLES = {
+    "kv-cache.md": [Table("decode", kv_cache_decode, "kv-cache-cpu")],
+    "grouped-query.md": [Table("decode", gqa_decode, "kv-cache-cpu")],
+    "attention-backends.md": [
+        Table("paths", attention_paths, "attention-cpu"),
+        Table("training", training_ratios, "attention-cpu"),
+    ],
+}
+
+
+def problems(page: Path, text: str | None = None) -> list[str]:
+    """How the tables of ``page`` (docs/<lang>/<name>.md; its ``text``, read from it by default) differ from
+    the data; empty if they match."""
+    text = page.read_text(encoding="utf-8") if text is None else text
+    shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
+    found = []
+    for table in TABLES.get(page.name, []):
+        missing = [row for row in table.rows() if row not in text.splitlines()]
+        if missing:
+            found.append(
+                f"{shown}: the {table.name} table does not show benchmarks/data/{table.data}.json; "
+                f"rows missing: {missing} (python3 -m docs_tools.benchmark_tables prints them)"
+            )
+    for data in dict.fromkeys(table.data for table in TABLES.get(page.name, [])):
+        absent = [word for word in provenance(data) if word not in text]
+        if absent:
+            found.append(f"{shown}: the page does not name {absent} from {data}.json")
+    numbers = NUMBERS.get(page.name, lambda: [])()
+    missing_numbers = [number for number in numbers if number not in text]
+    if missing_numbers:
+        found.append(f"{shown}: the prose should say {missing_numbers} (from the data)")
+    found += [f"{shown}: {claim}" for claim in claims(page.name)]
+    return found
+
+
+def main(argv: list[str]) -> int:
+    if "--check" in argv:
+        found = [p for page in sorted(DOCS.glob("*/*.md")) for p in problems(page)]
+        print("\n".join(found) or "Every benchmark table matches its data.")
+        return 1 if found else 0
+    for page, tables in TABLES.items():
+        for table in tables:
+            print(f"{page}, {table.name} ({', '.join(provenance(table.data))}):")
+            print("\n".join(table.rows()))
+            print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
