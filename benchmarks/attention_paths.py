@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     info = provenance(args.device)
     print(f"torch {info['torch']}, {info['threads']} threads, {args.device}: {info['device_name']}, {load_average()}")
     print(f"batch 1, d_model {D_MODEL}, {NUM_HEADS} heads, causal, {args.dtype}, dropout off")
-    check_agreement(tokens[0], args.device, dtype, 1e-4 if args.dtype == "float32" else 2e-2)
+    check_agreement(tokens[0], args.device, dtype, 1e-4 if args.dtype == "float32" else 5e-2)
     print()
 
     paths = MODULE_PATHS + SDPA_PATHS

@@ -166,3 +166,15 @@ def test_dropout_is_used_in_training_on_both_paths() -> None:
         gqa = al.GroupedQueryAttention(8, 8, 0.5, 4, 2, use_sdpa=use_sdpa)
         assert not torch.equal(gqa.train()(x), gqa.eval()(x))
         assert torch.equal(gqa.eval()(x), gqa.eval()(x))
+
+
+def test_paths_agree_on_device(device: torch.device) -> None:
+    """float16 on CUDA, where the fused kernels take it; float32 on the CPU."""
+    dtype = torch.float16 if device.type == "cuda" else torch.float32
+    torch.manual_seed(0)
+    gqa = al.GroupedQueryAttention(64, 64, 0.0, num_heads=8, num_kv_groups=2).to(device, dtype).eval()
+    x = torch.randn(2, 33, 64, device=device, dtype=dtype)
+    fast = gqa(x)
+    gqa.use_sdpa = False
+    tolerance = {"atol": 2e-3, "rtol": 2e-3} if dtype == torch.float16 else TOL[torch.float32]
+    torch.testing.assert_close(fast, gqa(x), **tolerance)

@@ -198,8 +198,9 @@ def test_notebook_is_rendered_on_the_site_with_download_and_colab(site: Path, la
     assert html.lstrip().startswith("<!doctype html>"), "the notebook was copied through as raw JSON"
     assert "jupyter-wrapper" in html
     assert f'<html lang="{lang}"' in html
+    notebook = json.loads(make_notebooks.target(page, lang).read_text(encoding="utf-8"))
     cells = html.count('id="cell-id=')
-    assert cells == len(json.loads(make_notebooks.target(page, lang).read_text(encoding="utf-8"))["cells"])
+    assert cells == len(notebook["cells"])
     # Outputs are on the page.
     assert "jp-OutputArea-output" in html
     # Download: the .ipynb beside the page.
@@ -213,7 +214,8 @@ def test_notebook_is_rendered_on_the_site_with_download_and_colab(site: Path, la
     scripts = re.findall(r'<script[^>]*\bsrc="([^"]*)"', html)
     assert [src for src in scripts if re.search("mathjax|katex|math\\.js", src, re.IGNORECASE)] == []
     assert "x-mathjax-config" not in html
-    assert '<span class="katex">' in html
+    text = "".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "markdown")
+    assert ('<span class="katex">' in html) == ("$" in text), "a formula of the notebook is not typeset"
 
 
 @pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)

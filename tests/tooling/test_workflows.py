@@ -127,9 +127,16 @@ def test_every_cpu_job_runs_the_readmes_test_command() -> None:
     tests = _load(GITHUB / "workflows" / "tests.yml")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "python3 dev.py test" in readme
-    for name in ("cpu", "gpu"):
-        runs = [step["run"] for step in tests["jobs"][name]["steps"] if "run" in step]
-        assert runs[-1] == "python dev.py test", name
+    cpu_runs = [step["run"] for step in tests["jobs"]["cpu"]["steps"] if "run" in step]
+    assert cpu_runs[-1] == "python dev.py test"
+    # The GPU job tests, then measures: the GPU tables of "How PyTorch runs attention" come from its artifact.
+    gpu_steps = tests["jobs"]["gpu"]["steps"]
+    gpu_runs = [step["run"] for step in gpu_steps if "run" in step]
+    assert gpu_runs[0] == "python dev.py test"
+    assert "python dev.py benchmarks attention_paths --device cuda --dtype bfloat16" in gpu_runs[1]
+    upload = gpu_steps[-1]
+    assert upload["uses"].startswith("actions/upload-artifact@")
+    assert upload["with"]["path"] == "benchmarks/data/*-cuda*.json"
     matrix = tests["jobs"]["cpu"]["strategy"]["matrix"]
     assert set(matrix["os"]) == {"ubuntu-latest", "macos-latest", "windows-latest"}
     assert tests["jobs"]["gpu"]["env"]["REQUIRE_CUDA"] == "1"
