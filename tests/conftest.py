@@ -64,6 +64,42 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # gpu-marked tests and pass.
     if os.environ.get("REQUIRE_CUDA") == "1" and not HAS_CUDA:
         raise pytest.UsageError(f"REQUIRE_CUDA=1, but torch {torch.__version__} sees no CUDA device")
+    config = session.config
+    if _is_xdist_controller(config) and _may_need_the_site(config):
+        # pytest-xdist pairs whole groups of tests (a page's browser checks) with workers, largest first, so
+        # both workers start on browser tests: the build they would start only once they have collected (about
+        # 9 s of it left then) is started here, by the controller, which runs no test, while they start up.
+        paths = _site_paths(config._tmp_path_factory.getbasetemp())  # the workers' basetemp's parent
+        builder = threading.Thread(target=_build_site, args=paths, daemon=True)
+        builder.start()
+        config.stash[_CONTROLLER_BUILD] = builder
+
+
+_CONTROLLER_BUILD = pytest.StashKey[threading.Thread]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    builder = config.stash.get(_CONTROLLER_BUILD, None)
+    if builder is not None:
+        builder.join()  # not left building into a folder that pytest removes
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    return not hasattr(config, "workerinput") and config.pluginmanager.has_plugin("dsession")
+
+
+def _may_need_the_site(config: pytest.Config) -> bool:
+    """Whether the tests named on the command line (the testpaths when none) include some that use the built
+    site: everything under tests/ but the library's tests, which also run without the site's packages."""
+    if config.getoption("--page"):
+        return False
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if path in (ROOT, ROOT / "tests") or any(
+            path.is_relative_to(ROOT / "tests" / layer) for layer in ("site", "pages", "tooling")
+        ):
+            return True
+    return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -186,6 +222,11 @@ def pytest_report_header() -> str:
     return f"torch {torch.__version__}; CUDA device: {cuda}"
 
 
+def _site_paths(shared: Path) -> tuple[Path, Path, Path]:
+    """Where the site is built, where a failed build says why, and the lock the builders take."""
+    return shared / "site", shared / "site-build-failed.txt", shared / "site.lock"
+
+
 def _build_site(out: Path, failure: Path, lock: Path) -> None:
     """Build the site into ``out`` unless it is there already, or its build failed (then ``failure`` says how)."""
     from filelock import FileLock  # here, not at the top: the library's tests run without it (dev.py package)
@@ -208,14 +249,15 @@ def _build_site(out: Path, failure: Path, lock: Path) -> None:
 def _site_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """Where the site is built, and the build started at once if any test of the run will need it.
 
-    Under pytest-xdist every worker starts it, in a thread that waits for the other workers' on a file lock:
-    the first one builds it into the run's shared temporary folder (about 6 s) while the tests that need no
-    site go on, and the others find it built."""
+    Under pytest-xdist the controller has started it already (pytest_sessionstart), into the run's shared
+    temporary folder; every worker starts it too, in a thread that waits on a file lock for the build under
+    way and then finds the site built. Run without xdist, this thread builds it (about 6 s) while the tests
+    that need no site go on."""
     shared = tmp_path_factory.getbasetemp()
     # (Not pytest-xdist's worker_id fixture: autouse, this runs beside the installed wheel too, without xdist.)
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the folder that every worker's own base folder is in
-    paths = (shared / "site", shared / "site-build-failed.txt", shared / "site.lock")
+    paths = _site_paths(shared)
     builder = None
     if any("site" in getattr(item, "fixturenames", ()) for item in request.session.items):
         builder = threading.Thread(target=_build_site, args=paths, daemon=True)
