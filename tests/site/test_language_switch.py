@@ -41,6 +41,13 @@ def _switch(page, base_url: str, start: str, section: str | None) -> list:
         box = heading.bounding_box()
         page.mouse.move(box["x"] + box["width"] / 2, 400)
         page.mouse.wheel(0, 200)
+        # Scrolling may be smooth, and a loaded machine may start it late: wait until the heading has gone
+        # up under the header (where the switcher counts it as the section being read), then until it stops.
+        page.wait_for_function(
+            "id => document.getElementById(id).getBoundingClientRect().top"
+            " <= document.querySelector('.md-header').getBoundingClientRect().bottom",
+            arg=section,
+        )
         page.evaluate(SETTLED)
     documents = []
     page.on("response", lambda response: response.request.resource_type == "document" and documents.append(response))
