@@ -6,13 +6,17 @@
 The figures are plain SVG written here rather than with a plotting library: the output must be byte
 for byte the same on every machine and every version, so a test can tell when a committed figure no
 longer matches the library. Labels are words from the data, code and shapes, so one file serves both
-languages; the pages' captions and alt texts are translated.
+languages; the pages' captions and alt texts are translated. Each figure is written twice, ``name.svg`` for
+the light palette and ``name-dark.svg`` for the dark one (``dark()``), and a page shows them as
+``name.svg#only-light`` and ``name-dark.svg#only-dark``, between which Material picks by the palette.
 """
 
 from __future__ import annotations
 
+import colorsys
 import functools
 import math
+import re
 import sys
 from collections.abc import Callable
 from html import escape
@@ -30,6 +34,7 @@ MONO = "font-family=\"ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation
 INK = "#1f2937"
 MUTED = "#6b7280"
 HEAD_COLORS = ("#3f51b5", "#ef6c00")  # head 0, head 1: the same two colors in every panel
+BACKGROUND = '<rect width="{width}" height="{height}" fill="#ffffff"/>'
 
 
 def _svg(width: int, height: int, title: str, body: list[str]) -> str:
@@ -38,8 +43,8 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="title">',
             f'<title id="title">{escape(title)}</title>',
-            # Its own white background keeps the figure readable in the dark palette.
-            f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+            # The light figure's own white background (the dark one has none: see dark()).
+            BACKGROUND.format(width=width, height=height),
             *body,
             "</svg>",
             "",
@@ -337,8 +342,43 @@ FIGURE_MAKERS: dict[str, Callable[[], str]] = {
 }
 
 
+COLOR = re.compile(r"#[0-9a-f]{6}\b")
+#: The lightness of Material's dark ("slate") background, which shows through a dark figure.
+DARK_FLOOR = 0.14
+
+
+def _dark_color(match: re.Match[str]) -> str:
+    """A color of a light figure, for the dark palette: the same hue and saturation, the lightness mirrored.
+
+    Mirroring keeps every contrast of the light figure (dark ink on a pale cell becomes light ink on a dark
+    cell, white text on a deep cell dark text on a bright one), and the head and line colors, of middle
+    lightness, barely move."""
+    red, green, blue = (int(match[0][i : i + 2], 16) / 255 for i in (1, 3, 5))
+    hue, lightness, saturation = colorsys.rgb_to_hls(red, green, blue)
+    # Mirrored onto [DARK_FLOOR, 1] rather than [0, 1]: white becomes the lightness of the dark page itself,
+    # so that a grid line or a masked cell, a little darker than white, stays a little lighter than the page.
+    rgb = colorsys.hls_to_rgb(hue, DARK_FLOOR + (1 - lightness) * (1 - DARK_FLOOR), saturation)
+    return "#{:02x}{:02x}{:02x}".format(*(round(channel * 255) for channel in rgb))
+
+
+def dark(svg: str) -> str:
+    """The dark-palette version of a figure: no background of its own (the page's shows through), every
+    other color mirrored in lightness (``_dark_color``)."""
+    background = BACKGROUND.format(width=r"[\d.]+", height=r"[\d.]+")
+    svg = re.sub(background, "", svg, count=1)
+    return COLOR.sub(_dark_color, svg)
+
+
+def dark_name(name: str) -> str:
+    """``causal-attn-weights.svg`` -> ``causal-attn-weights-dark.svg``."""
+    return f"{Path(name).stem}-dark.svg"
+
+
 def outputs() -> dict[Path, Callable[[], str]]:
-    return {FIGURES / name: make for name, make in FIGURE_MAKERS.items()}
+    """Each figure twice: ``name.svg`` for the light palette, ``name-dark.svg`` for the dark one."""
+    light = {FIGURES / name: make for name, make in FIGURE_MAKERS.items()}
+    shaded = {FIGURES / dark_name(name): (lambda make=make: dark(make())) for name, make in FIGURE_MAKERS.items()}
+    return {**light, **shaded}
 
 
 def stale_figures() -> list[str]:

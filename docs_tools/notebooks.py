@@ -36,7 +36,11 @@ from docs_tools.project import DOCS, ROOT
 #: exist, all read from mkdocs.yml.
 CHAPTERS = tuple(config.notebook_chapters())
 LANGUAGES = tuple(config.complete_locales())
-IMAGE = re.compile(r"!\[(?P<alt>[^\]]*)\]\(\.\./assets/figures/(?P<name>[\w.-]+\.svg)\)(?:\{[^}]*\})?")
+#: A figure on a page: each is there twice, for the light palette (``#only-light``) and the dark one.
+IMAGE = re.compile(
+    r"!\[(?P<alt>[^\]]*)\]\(\.\./assets/figures/(?P<name>[\w.-]+\.svg)(?P<palette>#only-(?:light|dark))?\)"
+    r"(?:\{[^}]*\})?\n?"
+)
 LINK = re.compile(r"\]\((?P<page>[\w-]+)\.md(?P<anchor>#[\w.-]+)?\)")
 ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)")?\n(?P<body>(?:(?: {4}.*)?\n)*)', re.M)
 
@@ -100,10 +104,12 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tu
         return f"{match['hashes']} {match['title']}"
 
     def image(match: re.Match) -> str:
+        if match["palette"] == "#only-dark":
+            return ""  # a notebook has one palette: Jupyter's and Colab's white page
         name = match["name"]
         svg = (DOCS / "assets" / "figures" / name).read_bytes()
         attachments[name] = {"image/svg+xml": base64.b64encode(svg).decode("ascii")}
-        return f"![{match['alt']}](attachment:{name})"
+        return f"![{match['alt']}](attachment:{name})" + ("\n" if match[0].endswith("\n") else "")
 
     def admonition(match: re.Match) -> str:
         kinds = _words(lang)["kinds"]

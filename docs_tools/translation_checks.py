@@ -334,6 +334,9 @@ CJK_LOCALES = {"zh", "zh_TW", "ja", "ko"}
 _MARKUP_END = re.compile(r"[\s*_~]+$")
 _MARKUP_START = re.compile(r"^\s*(?:>\s*)*(?:(?:\*\*?|__?|~~)(?=\S)|\[)*")
 _NEW_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||!!!|\?\?\?|\$\$|<)")
+#: A line that is one image and nothing else: a figure's light and dark twins stand on two such lines, and
+#: the space between them is between two images, one of them hidden, not inside a sentence.
+_IMAGE_LINE = re.compile(r"^\s*!\[[^\]]*\]\([^)\s]*\)(?:\{[^}]*\})?\s*$")
 
 
 def _visible(line: str) -> str:
@@ -352,7 +355,8 @@ def check_line_breaks(text: str, path: str) -> list[Problem]:
     inside a paragraph into a space: between two CJK characters, or beside full-width punctuation, that is a
     stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line. Front
     matter, code blocks, HTML comments and display math are not prose; headings and table rows are blocks
-    of their own; a list item's or an admonition's continuation lines are prose like any other."""
+    of their own, and so is an image on a line of its own beside another (a figure's two palettes); a list
+    item's or an admonition's continuation lines are prose like any other."""
     prose = without_code(without_front_matter(text.replace("\r\n", "\n")))
     prose = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
     prose = re.sub(r"^\$\$.*?^\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL | re.M)
@@ -362,6 +366,8 @@ def check_line_breaks(text: str, path: str) -> list[Problem]:
         if not line.strip() or not following.strip() or re.match(r"\s*(?:#{1,6}\s|\||!!!|\?\?\?)", line):
             continue
         if _NEW_BLOCK.match(following.lstrip(">").lstrip() if line.lstrip().startswith(">") else following):
+            continue
+        if _IMAGE_LINE.match(line) and _IMAGE_LINE.match(following):
             continue
         end, start = _visible(line)[-1:], _visible(following)[:1]
         if CJK.match(end) or CJK.match(start):

@@ -112,3 +112,24 @@ def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, s
         else:
             # The very text Sybil runs and checks, with no prompts and no output lines.
             assert text.rstrip("\n") == block.rstrip("\n"), f"{url}, block {number}"
+
+
+@pytest.mark.parametrize("visited", [(lang_prefix + "masks/", "1280") for lang_prefix in ("", "zh/")], indirect=True)
+def test_each_palette_shows_its_own_figure(visited) -> None:
+    """A figure is on the page twice, ``name.svg#only-light`` and ``name-dark.svg#only-dark``: the reader sees
+    the one drawn for the palette, switched with the header's toggle, never a white slab on the dark page."""
+    page = visited.tab
+
+    def shown() -> list[str]:
+        return page.eval_on_selector_all(
+            "img.attention-figure", "images => images.filter(i => i.offsetParent !== null).map(i => i.src)"
+        )
+
+    assert [urlsplit(src).path.rsplit("/", 1)[-1] for src in shown()] == ["causal-attn-weights.svg"]
+    page.locator("label[for=__palette_1]").click()
+    try:
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+        assert [urlsplit(src).path.rsplit("/", 1)[-1] for src in shown()] == ["causal-attn-weights-dark.svg"]
+    finally:
+        page.locator("label[for=__palette_0]").click()
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")

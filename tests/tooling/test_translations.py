@@ -122,6 +122,8 @@ def test_chinese_markdown_includes_the_readme_and_the_guide() -> None:
         ("---\ntitle: 标题\n说明: 甲\n---\n\n正文\n", []),  # front matter is not prose
         ("---\ntitle: 标题\n---\n\n正文\n接着\n", [5]),  # but the line numbers stay the file's
         ("第一行\r\n第二行\r\n", [1]),  # a Windows checkout
+        ("![图一](a.svg#only-light){ .x }\n![图一](a-dark.svg#only-dark){ .x }\n", []),  # a figure's two palettes
+        ("![图一](a.svg)\n说明\n", [1]),  # but not an image and a sentence
     ],
 )
 def test_the_line_break_check_can_fail(text: str, flagged: list[int]) -> None:
