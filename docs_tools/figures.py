@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import colorsys
 import functools
+import itertools
 import math
 import re
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 import torch
 
 import attention_lib as al
-from docs_tools import benchmark_tables, generated
+from docs_tools import benchmark_tables, config, generated
 from docs_tools.project import DOCS
 
 FIGURES = DOCS / "assets" / "figures"
@@ -143,9 +144,8 @@ def head_splitting() -> str:
             for h in range(num_heads):
                 x_h = x + h * (width * cell + gap) + (h and 14)
                 parts += _tensor_panel(x_h, y, t, width, [h] * width)
-                parts.append(
-                    f'<text x="{x_h - 3}" y="{y + 9}" text-anchor="end" {MONO} font-size="10" fill="{MUTED}">{h}</text>'
-                )
+                label = f'x="{x_h - 4}" y="{y + 11}" text-anchor="end" {MONO} font-size="12" fill="{MUTED}"'
+                parts.append(f"<text {label}>{h}</text>")
             return parts
 
         return draw
@@ -164,24 +164,32 @@ def head_splitting() -> str:
     steps.append((".transpose(1, 2)", "(b, num_tokens, num_heads, head_dim) = (b, 6, 2, 2)", split))
     steps.append((".contiguous().view(b, num_tokens, d_out)", "(b, num_tokens, d_out) = (b, 6, 4)", flat))
 
-    row_height, left, panel_x = t * cell + 34, 24, 560
-    body = []
+    # One step under the other, the code, its shape and then the tensor: narrow enough for a phone's screen
+    # (drawn at 358 of its 400 px there, no text under 10 px).
+    left, y, body = 24, 0, []
     for index, (code, shape, draw) in enumerate(steps):
-        y = 20 + index * row_height
-        body.append(f'<text x="{left}" y="{y + 30}" {MONO} font-size="15" fill="{INK}">{escape(code)}</text>')
-        body.append(f'<text x="{left}" y="{y + 54}" {MONO} font-size="13" fill="{MUTED}">{escape(shape)}</text>')
-        body += draw(panel_x, y + 8)
+        y += 30
         if index:
             body.append(
-                f'<path d="M {left - 12} {y - 12} v 16" stroke="{MUTED}" stroke-width="1.5" fill="none"/>'
-                f'<path d="M {left - 16} {y} l 4 6 l 4 -6" stroke="{MUTED}" stroke-width="1.5" fill="none"/>'
+                f'<path d="M {left - 12} {y - 26} v 16" stroke="{MUTED}" stroke-width="1.5" fill="none"/>'
+                f'<path d="M {left - 16} {y - 14} l 4 6 l 4 -6" stroke="{MUTED}" stroke-width="1.5" fill="none"/>'
             )
-    legend_y = 20 + len(steps) * row_height
+        body.append(f'<text x="{left}" y="{y}" {MONO} font-size="14" fill="{INK}">{escape(code)}</text>')
+        # A long shape goes on more lines: its name (attn_scores:) on one, and its two forms on one each.
+        name, _, rest = shape.rpartition(": ")
+        forms = rest.split(" = ") if len(rest) > 40 else [rest]
+        lines = ([f"{name}:"] if name else []) + [forms[0], *(f"= {form}" for form in forms[1:])]
+        for line in lines:
+            y += 18
+            body.append(f'<text x="{left}" y="{y}" {MONO} font-size="12" fill="{MUTED}">{escape(line)}</text>')
+        body += draw(left + 14, y + 10)
+        y += 10 + t * cell
+    legend_y = y + 22
     for h, color in enumerate(HEAD_COLORS):
         x = left + h * 120
         body.append(f'<rect x="{x}" y="{legend_y}" width="14" height="14" fill="{color}" fill-opacity="0.75"/>')
         body.append(f'<text x="{x + 20}" y="{legend_y + 12}" {MONO} font-size="13" fill="{INK}">head {h}</text>')
-    width = panel_x + num_heads * (t * cell + gap) + 24
+    width = 400
     return _svg(width, legend_y + 34, "Tensor shapes while splitting and merging attention heads", body)
 
 
@@ -331,6 +339,106 @@ def attention_paths_memory() -> str:
     return _attention_paths_plot("mib", "MiB", "Peak memory of each attention path against the number of tokens")
 
 
+#: The words of the figures that have them, per language (a language without its own gets English's).
+WORDS = {
+    "en": {
+        "strides_title": "Memory, shape and strides while splitting heads",
+        "shape": "shape",
+        "stride": "stride",
+        "contiguous": "contiguous",
+        "yes": "yes",
+        "no": "no",
+        "new_memory": "yes (copied to a new block of memory)",
+        "read_order": "under each cell: when a reading in shape order gets to it",
+        "head": "head",
+        "comma": ", ",
+        "colon": ": ",
+    },
+    "zh": {
+        "strides_title": "拆分多头时的内存、形状与步长",
+        "shape": "形状",
+        "stride": "步长",
+        "contiguous": "连续",
+        "yes": "是",
+        "no": "否",
+        "new_memory": "是（复制到了一块新内存）",
+        "read_order": "格子下方的数字：按形状的顺序读取时，第几个读到它",
+        "head": "头",
+        "comma": "，",
+        "colon": "：",
+    },
+}
+
+
+def _words(lang: str) -> dict[str, str]:
+    return WORDS.get(lang, WORDS["en"])
+
+
+def memory_strides(lang: str) -> str:
+    """The 12 numbers of a (b=1, t=3, num_heads=2, head_dim=2) tensor in memory, step by step through head
+    splitting: each step's shape and strides, whether it is contiguous, and the order in which reading the
+    tensor in its shape's order visits the memory (computed from the strides torch reports)."""
+    words = _words(lang)
+    base = torch.arange(12).view(1, 3, 4)  # (b, num_tokens, d_out)
+    split = base.view(1, 3, 2, 2)  # (b, num_tokens, num_heads, head_dim)
+    heads = split.transpose(1, 2)  # (b, num_heads, num_tokens, head_dim)
+    copied = heads.contiguous()
+    steps = [
+        ("x = torch.arange(12).view(1, 3, 4)", base, base, False),
+        ("x = x.view(1, 3, 2, 2)", split, base, False),
+        ("x = x.transpose(1, 2)", heads, base, False),
+        ("x = x.contiguous()", copied, copied, True),
+        ("x = x.view(1, 2, 6)", copied.view(1, 2, 6), copied, False),
+    ]
+    cell, left, row_height = 28, 20, 136
+    body = [f'<g {FONT} font-size="14" fill="{INK}">']
+    for index, (code, tensor, memory, copy) in enumerate(steps):
+        y = 24 + index * row_height
+        # Memory offset of each element, in the order of the tensor's shape (the last index fastest).
+        offsets = [
+            sum(i * step for i, step in zip(position, tensor.stride(), strict=True))
+            for position in itertools.product(*map(range, tensor.shape))
+        ]
+        read_at = {offset: order for order, offset in enumerate(offsets)}
+        shape = ", ".join(map(str, tensor.shape))
+        stride = ", ".join(map(str, tensor.stride()))
+        contiguous = words["new_memory"] if copy else words["yes"] if tensor.is_contiguous() else words["no"]
+        body.append(f'<text x="{left}" y="{y}" {MONO} font-size="14">{escape(code)}</text>')
+        described = f"{words['shape']} ({shape}){words['comma']}{words['stride']} ({stride})"
+        body.append(f'<text x="{left}" y="{y + 22}" fill="{MUTED}">{described}</text>')
+        contiguity = f"{words['contiguous']}{words['colon']}{contiguous}"
+        body.append(f'<text x="{left}" y="{y + 42}" fill="{MUTED}">{contiguity}</text>')
+        top = y + 54
+        for slot, value in enumerate(memory.flatten().tolist()):
+            x = left + slot * cell
+            color = HEAD_COLORS[(value // 2) % 2]
+            dash = ' stroke-dasharray="4 2"' if copy else ""
+            body.append(
+                f'<rect x="{x}" y="{top}" width="{cell}" height="{cell}" fill="{color}" fill-opacity="0.25" '
+                f'stroke="{INK}"{dash}/>'
+            )
+            body.append(f'<text x="{x + cell / 2}" y="{top + 19}" text-anchor="middle">{value}</text>')
+            body.append(
+                f'<text x="{x + cell / 2}" y="{top + cell + 17}" text-anchor="middle" font-size="12" '
+                f'fill="{MUTED}">{read_at[slot]}</text>'
+            )
+    legend = 24 + len(steps) * row_height - 14
+    body.append(f'<text x="{left}" y="{legend}" font-size="13" fill="{MUTED}">{escape(words["read_order"])}</text>')
+    for h, color in enumerate(HEAD_COLORS):
+        x = left + h * 110
+        body.append(
+            f'<rect x="{x}" y="{legend + 12}" width="16" height="16" fill="{color}" fill-opacity="0.25" '
+            f'stroke="{INK}"/>'
+        )
+        body.append(f'<text x="{x + 22}" y="{legend + 25}" font-size="14">{words["head"]} {h}</text>')
+    body.append("</g>")
+    return _svg(left + 12 * cell + left, legend + 40, words["strides_title"], body)
+
+
+#: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
+LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {"memory-strides": memory_strides}
+
+
 FIGURE_MAKERS: dict[str, Callable[[], str]] = {
     "attention-paths-time.svg": attention_paths_time,
     "attention-paths-memory.svg": attention_paths_memory,
@@ -374,10 +482,21 @@ def dark_name(name: str) -> str:
     return f"{Path(name).stem}-dark.svg"
 
 
+def localized_names(lang: str) -> dict[str, Callable[[], str]]:
+    """The file names of the figures drawn in ``lang``, with their makers."""
+    return {f"{name}.{lang}.svg": functools.partial(make, lang) for name, make in LOCALIZED_MAKERS.items()}
+
+
+def all_figures() -> dict[str, Callable[[], str]]:
+    """Every light figure by file name: the shared ones, and the localized ones in every complete language."""
+    localized = {name: make for lang in config.complete_locales() for name, make in localized_names(lang).items()}
+    return {**FIGURE_MAKERS, **localized}
+
+
 def outputs() -> dict[Path, Callable[[], str]]:
     """Each figure twice: ``name.svg`` for the light palette, ``name-dark.svg`` for the dark one."""
-    light = {FIGURES / name: make for name, make in FIGURE_MAKERS.items()}
-    shaded = {FIGURES / dark_name(name): (lambda make=make: dark(make())) for name, make in FIGURE_MAKERS.items()}
+    light = {FIGURES / name: make for name, make in all_figures().items()}
+    shaded = {FIGURES / dark_name(name): (lambda make=make: dark(make())) for name, make in all_figures().items()}
     return {**light, **shaded}
 
 

@@ -227,12 +227,18 @@ def links(text: str) -> list[tuple[str, str, int]]:
     return sorted(((kind, _comparable(target), line) for kind, target, line in found), key=lambda item: item[2])
 
 
+LOCALIZED_FIGURE = re.compile(r"\.[a-z]{2,3}(?=(?:-dark)?\.svg(?:#|$))")
+
+
 def _comparable(target: str) -> str:
     """A link target as both languages must write it. A link may go to a file's own translation
     (CONTRIBUTING.md and CONTRIBUTING.zh-CN.md are one link), and a section of another site may have
-    another anchor in each language; a link to a section of our own pages has the same one."""
+    another anchor in each language; a link to a section of our own pages has the same one. A figure drawn
+    in each language (``memory-strides.en.svg``, ``memory-strides.zh.svg``) is the same image."""
     if re.match(r"https?://", target):
         target = target.partition("#")[0]
+    # A figure drawn in each language is name.<lang>.svg (and name.<lang>-dark.svg): one image, each page its own.
+    target = LOCALIZED_FIGURE.sub(".<lang>", target)
     return TRANSLATED_FILE.sub(".md", target)
 
 

@@ -25,15 +25,25 @@ LIGHT_FIGURE = re.compile(
 def test_every_figure_is_used_by_a_page_in_both_languages_and_both_palettes() -> None:
     for lang in site_config.complete_locales():
         text = "".join(path.read_text(encoding="utf-8") for path in (DOCS / lang).rglob("*.md"))
-        unused = [name for name in figures.FIGURE_MAKERS if f"../assets/figures/{name}#only-light)" not in text]
+        names = [*figures.FIGURE_MAKERS, *figures.localized_names(lang)]
+        unused = [name for name in names if f"../assets/figures/{name}#only-light)" not in text]
         assert unused == [], f"{lang}: figures no page shows in the light palette"
-        dark = [figures.dark_name(name) for name in figures.FIGURE_MAKERS]
+        dark = [figures.dark_name(name) for name in names]
         unused = [name for name in dark if f"../assets/figures/{name}#only-dark)" not in text]
         assert unused == [], f"{lang}: figures no page shows in the dark palette"
         # Each light figure is followed by its dark twin, with the same text alternative.
         for match in LIGHT_FIGURE.finditer(text):
             twin = f"![{match['alt']}](../assets/figures/{match['name']}-dark.svg#only-dark){match['attrs'] or ''}"
             assert text[match.end() :].startswith(twin), f"{lang}: {match['name']}.svg has no dark twin after it"
+        # A figure drawn in each language is shown in the page's own.
+        others = [
+            name
+            for other in site_config.complete_locales()
+            if other != lang
+            for name in figures.localized_names(other)
+            if f"../assets/figures/{name}" in text or f"../assets/figures/{figures.dark_name(name)}" in text
+        ]
+        assert others == [], f"{lang}: pages show another language's figures"
 
 
 def test_the_dark_figure_has_no_white_slab_and_keeps_the_contrast() -> None:
@@ -54,3 +64,20 @@ def test_a_changed_figure_is_reported(tmp_path: Path, monkeypatch: pytest.Monkey
     (tmp_path / "causal-attn-weights.svg").unlink()
     assert figures.stale_figures() == ["causal-attn-weights.svg", "head-splitting.svg"]
     assert figures.main(["--check"]) == 1
+
+
+#: How wide a figure is drawn on a 390 px phone: the article's width there (measured: 358 px); a wider
+#: figure is scaled down to it, its text with it.
+PHONE_WIDTH = 358
+#: The smallest text a reader should have to read, in CSS pixels, once the figure is scaled.
+SMALLEST_TEXT = 9
+
+
+@pytest.mark.parametrize("name", list(figures.all_figures()))
+def test_no_text_is_drawn_smaller_than_9px_on_a_phone(name: str) -> None:
+    svg = figures.all_figures()[name]()
+    width = float(re.search(r'<svg[^>]*\bwidth="([\d.]+)"', svg)[1])
+    # Every size the figure sets (on a text or on the group it inherits from); unset, a browser draws 16 px.
+    sizes = [float(size) for size in re.findall(r'font-size="([\d.]+)"', svg)] or [16.0]
+    smallest = min(sizes) * min(1.0, PHONE_WIDTH / width)
+    assert smallest >= SMALLEST_TEXT, f"{name}: {min(sizes)} px text at {width:.0f} px wide is {smallest:.1f} px"
