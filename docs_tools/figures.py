@@ -109,6 +109,25 @@ def causal_attn_weights() -> str:
     return heatmap(attn_weights, al.JOURNEY_WORDS, "Causal attention weights of the journey sentence", masked=mask)
 
 
+def dropout_weights() -> str:
+    """The dropout page's causal weights (CausalAttention, seed 123) after one dropout pattern with p = 0.5.
+
+    The pattern is drawn with torch.rand from a seeded generator, not by nn.Dropout: the draws of
+    nn.Dropout differ between CPUs (the dropout page says so), and a figure must be the same everywhere.
+    Seed 5 is the first whose pattern shows every effect at once: "Your" keeps its weight (doubled to 2),
+    every later row loses some, and no column is dropped entirely."""
+    inputs = al.journey_inputs()
+    torch.manual_seed(123)
+    attention = al.CausalAttention(d_in=3, d_out=2, context_length=6, dropout=0.5)
+    with torch.no_grad():
+        queries, keys = attention.W_query(inputs), attention.W_key(inputs)
+    mask = al.causal_mask(6)
+    attn_weights = al.masked_softmax(queries @ keys.T / keys.shape[-1] ** 0.5, mask)
+    keep = torch.rand(6, 6, generator=torch.Generator().manual_seed(5)) >= 0.5
+    dropped = attn_weights * keep / (1 - 0.5)  # dropped: 0; kept: doubled
+    return heatmap(dropped, al.JOURNEY_WORDS, "Causal attention weights after dropout with p = 0.5", masked=mask)
+
+
 def _tensor_panel(x: int, y: int, rows: int, cols: int, heads: list[int], cell: int = 14) -> list[str]:
     """A rows x cols grid whose columns are colored by the head they belong to."""
     parts = []
@@ -351,6 +370,24 @@ WORDS = {
         "new_memory": "yes (copied to a new block of memory)",
         "read_order": "under each cell: when a reading in shape order gets to it",
         "head": "head",
+        "masks_title": "The causal mask and a padding mask together",
+        "right_padding": "right padding, valid_lens = 4",
+        "left_padding": "left padding, 2 padding tokens first",
+        "attended": "attended",
+        "causal": "hidden by the causal mask",
+        "padding": "hidden by the padding mask",
+        "empty_rows": "rows 0 and 1: nothing left to attend to",
+        "alignment_title": "Which rows of the causal mask a cached step needs",
+        "full_mask": "the causal mask of all 5 tokens",
+        "needed": "3 cached + 2 new: the new tokens' rows",
+        "is_causal": "is_causal=True with 2 queries, 5 keys",
+        "seen": "sees",
+        "hidden": "hidden",
+        "gqa_title": "Which key/value head each query head uses",
+        "query_heads": "query heads",
+        "kv_heads": "key/value heads",
+        "groups": "query head i uses key/value head i // 2: right",
+        "tiled": "query heads 1 and 2 get the other group's: wrong",
         "comma": ", ",
         "colon": ": ",
     },
@@ -364,6 +401,24 @@ WORDS = {
         "new_memory": "是（复制到了一块新内存）",
         "read_order": "格子下方的数字：按形状的顺序读取时，第几个读到它",
         "head": "头",
+        "masks_title": "因果掩码与填充掩码合在一起",
+        "right_padding": "右侧填充，valid_lens = 4",
+        "left_padding": "左侧填充，前 2 个是填充词元",
+        "attended": "参与注意力",
+        "causal": "被因果掩码遮蔽",
+        "padding": "被填充掩码遮蔽",
+        "empty_rows": "第 0、1 行：没有可以关注的键",
+        "alignment_title": "使用缓存的一步需要因果掩码的哪几行",
+        "full_mask": "全部 5 个词元的因果掩码",
+        "needed": "3 个已缓存 + 2 个新词元：新词元的行",
+        "is_causal": "2 个查询、5 个键时的 is_causal=True",
+        "seen": "可见",
+        "hidden": "被遮蔽",
+        "gqa_title": "每个查询头使用哪个键/值头",
+        "query_heads": "查询头",
+        "kv_heads": "键/值头",
+        "groups": "查询头 i 使用键/值头 i // 2：正确",
+        "tiled": "查询头 1 和 2 用到了另一组的键/值头：错误",
         "comma": "，",
         "colon": "：",
     },
@@ -435,11 +490,144 @@ def memory_strides(lang: str) -> str:
     return _svg(left + 12 * cell + left, legend + 40, words["strides_title"], body)
 
 
+def causal_and_padding(lang: str) -> str:
+    """The combined mask of 6 tokens under right padding (attention_lib's padding_mask) and under left
+    padding: which keys each query attends to, which the causal mask hides and which the padding hides."""
+    words = _words(lang)
+    n = 6
+    causal = al.causal_mask(n)  # (n, n)
+    right = al.padding_mask(torch.tensor([4]), num_keys=n)[0]  # (1, n): keys 4, 5 are padding
+    left = (torch.arange(n) < 2)[None, :]  # (1, n): keys 0, 1 are padding
+    cell, gap, label = 26, 28, 22
+    panel = label + n * cell
+    colors = {"attended": "#c5cae9", "causal": "#eceff1", "padding": "#ffe0b2"}
+    marks = {"attended": "", "causal": "–", "padding": "×"}
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    for index, (title, padding) in enumerate(((words["right_padding"], right), (words["left_padding"], left))):
+        x0, y0 = 12 + index * (panel + gap), 44
+        body.append(f'<text x="{x0}" y="{y0 - 26}" font-size="12">{escape(title)}</text>')
+        for j in range(n):
+            body.append(f'<text x="{x0 + label + j * cell + cell / 2}" y="{y0 - 6}" text-anchor="middle">{j}</text>')
+        for i in range(n):
+            y = y0 + i * cell
+            body.append(f'<text x="{x0 + label - 8}" y="{y + 18}" text-anchor="end">{i}</text>')
+            for j in range(n):
+                kind = "padding" if bool(padding[0, j]) else "causal" if bool(causal[i, j]) else "attended"
+                x = x0 + label + j * cell
+                body.append(
+                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colors[kind]}" stroke="#ffffff"/>'
+                )
+                if marks[kind]:
+                    mark = f'x="{x + cell / 2}" y="{y + 18}" text-anchor="middle" fill="{MUTED}"'
+                    body.append(f"<text {mark}>{marks[kind]}</text>")
+    legend = 44 + n * cell + 24
+    body.append(
+        f'<text x="{12 + panel + gap}" y="{legend}" font-size="12" fill="{MUTED}">{escape(words["empty_rows"])}</text>'
+    )
+    for row, kind in enumerate(("attended", "causal", "padding")):
+        y = legend + 16 + row * 24
+        body.append(f'<rect x="12" y="{y}" width="18" height="18" fill="{colors[kind]}" stroke="{MUTED}"/>')
+        if marks[kind]:
+            body.append(f'<text x="21" y="{y + 14}" text-anchor="middle" fill="{MUTED}">{marks[kind]}</text>')
+        body.append(f'<text x="38" y="{y + 14}">{escape(words[kind])}</text>')
+    body.append("</g>")
+    return _svg(12 + 2 * panel + gap + 12, legend + 16 + 3 * 24 + 4, words["masks_title"], body)
+
+
+def cache_alignment(lang: str) -> str:
+    """The causal mask of 5 tokens with the rows of the 2 newest outlined, beside what a cached step of 2
+    queries gets from attention_lib (bottom-right) and from is_causal=True (top-left)."""
+    words = _words(lang)
+    full = al.causal_mask(5)
+    panels = [
+        (words["full_mask"], full, (3, 5)),
+        (words["needed"], al.causal_mask(2, 5, align="lower_right"), None),
+        (words["is_causal"], al.causal_mask(2, 5, align="upper_left"), None),
+    ]
+    cell, left = 30, 14
+    colors = {False: "#c5cae9", True: "#eceff1"}
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    y = 0
+    for title, mask, outlined in panels:
+        y += 26
+        body.append(f'<text x="{left}" y="{y}" {MONO if title.startswith("is_causal") else ""}>{escape(title)}</text>')
+        y += 10
+        for i in range(mask.shape[0]):
+            for j in range(mask.shape[1]):
+                x = left + j * cell
+                hidden = bool(mask[i, j])
+                body.append(
+                    f'<rect x="{x}" y="{y + i * cell}" width="{cell}" height="{cell}" fill="{colors[hidden]}" '
+                    'stroke="#ffffff"/>'
+                )
+                if hidden:
+                    mark = f'x="{x + cell / 2}" y="{y + i * cell + 20}" text-anchor="middle" fill="{MUTED}"'
+                    body.append(f"<text {mark}>–</text>")
+        if outlined:
+            first, last = outlined
+            body.append(
+                f'<rect x="{left - 2}" y="{y + first * cell - 2}" width="{5 * cell + 4}" '
+                f'height="{(last - first) * cell + 4}" fill="none" stroke="{HEAD_COLORS[1]}" stroke-width="3"/>'
+            )
+        y += mask.shape[0] * cell + 8
+    y += 14
+    for index, (hidden, word) in enumerate(((False, words["seen"]), (True, words["hidden"]))):
+        x = left + index * 120
+        body.append(f'<rect x="{x}" y="{y}" width="18" height="18" fill="{colors[hidden]}" stroke="{MUTED}"/>')
+        body.append(f'<text x="{x + 26}" y="{y + 14}">{escape(word)}</text>')
+    body.append("</g>")
+    return _svg(left + 5 * cell + 200, y + 26, words["alignment_title"], body)
+
+
+def kv_head_sharing(lang: str) -> str:
+    """4 query heads and 2 key/value heads: the pairs repeat_interleave makes, and the pairs repeat makes."""
+    words = _words(lang)
+    kv_heads = torch.arange(2)
+    pairings = [
+        ("keys.repeat_interleave(2, dim=1)", kv_heads.repeat_interleave(2), words["groups"], HEAD_COLORS[0]),
+        ("keys.repeat(1, 2, 1, 1)", kv_heads.repeat(2), words["tiled"], "#c62828"),
+    ]
+    box, left, step = 44, 16, 84
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    y = 0
+    for code, used, verdict, color in pairings:
+        y += 24
+        body.append(f'<text x="{left}" y="{y}" {MONO} font-size="14">{escape(code)}</text>')
+        y += 16
+        body.append(f'<text x="{left}" y="{y + 2}" fill="{MUTED}">{escape(words["query_heads"])}</text>')
+        top, bottom = y + 12, y + 112
+        for q in range(4):  # query heads on top
+            x = left + q * step
+            body.append(f'<rect x="{x}" y="{top}" width="{box}" height="28" fill="#eceff1" stroke="{MUTED}"/>')
+            body.append(f'<text x="{x + box / 2}" y="{top + 19}" text-anchor="middle">q{q}</text>')
+            target = left + int(used[q]) * 2 * step + step / 2 + box / 2
+            body.append(
+                f'<line x1="{x + box / 2}" y1="{top + 28}" x2="{target}" y2="{bottom}" stroke="{color}" '
+                'stroke-width="2"/>'
+            )
+        for k in range(2):  # key/value heads below, each under its group of two query heads
+            x = left + k * 2 * step + step / 2
+            shape = f'x="{x}" y="{bottom}" width="{box}" height="28"'
+            body.append(f'<rect {shape} fill="{HEAD_COLORS[k]}" fill-opacity="0.25" stroke="{MUTED}"/>')
+            body.append(f'<text x="{x + box / 2}" y="{bottom + 19}" text-anchor="middle">k{k}</text>')
+        body.append(f'<text x="{left}" y="{bottom + 46}" fill="{MUTED}">{escape(words["kv_heads"])}</text>')
+        body.append(f'<text x="{left}" y="{bottom + 66}">{escape(verdict)}</text>')
+        y = bottom + 80
+    body.append("</g>")
+    return _svg(left + 3 * step + box + left + 24, y, words["gqa_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
-LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {"memory-strides": memory_strides}
+LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
+    "memory-strides": memory_strides,
+    "causal-and-padding": causal_and_padding,
+    "cache-alignment": cache_alignment,
+    "kv-head-sharing": kv_head_sharing,
+}
 
 
 FIGURE_MAKERS: dict[str, Callable[[], str]] = {
+    "dropout-weights.svg": dropout_weights,
     "attention-paths-time.svg": attention_paths_time,
     "attention-paths-memory.svg": attention_paths_memory,
     "trained-heads-before.svg": trained_heads_before,
