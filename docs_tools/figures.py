@@ -60,14 +60,22 @@ def _blend(weight: float) -> str:
     return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
-def heatmap(attn_weights: torch.Tensor, words: tuple[str, ...], title: str, masked: torch.Tensor | None) -> str:
-    """An attention-weight matrix: one row per query, one column per key, the weight in each cell."""
-    cell, left, top = 64, 96, 96
-    n = len(words)
+def heatmap(
+    attn_weights: torch.Tensor,
+    words: tuple[str, ...],
+    title: str,
+    masked: torch.Tensor | None,
+    columns: tuple[str, ...] | None = None,
+    cell: int = 64,
+) -> str:
+    """An attention-weight matrix: one row per query (``words``), one column per key (``columns``, the same
+    words by default), the weight in each cell."""
+    left, top = 96, 96
+    columns = words if columns is None else columns
     # Colors span the largest weight shown, so that weights of 0.1 to 0.25 are still told apart.
     darkest = float(attn_weights.max())
     body = [f'<g {FONT} font-size="14" fill="{INK}">']
-    for j, word in enumerate(words):
+    for j, word in enumerate(columns):
         x = left + j * cell + cell / 2
         body.append(
             f'<text x="{x:.1f}" y="{top - 10}" text-anchor="start" transform="rotate(-40 {x:.1f} {top - 10})">'
@@ -76,7 +84,7 @@ def heatmap(attn_weights: torch.Tensor, words: tuple[str, ...], title: str, mask
     for i, word in enumerate(words):
         y = top + i * cell + cell / 2 + 5
         body.append(f'<text x="{left - 10}" y="{y:.1f}" text-anchor="end">{escape(word)}</text>')
-        for j in range(n):
+        for j in range(len(columns)):
             x0, y0 = left + j * cell, top + i * cell
             if masked is not None and bool(masked[i, j]):
                 body.append(f'<rect x="{x0}" y="{y0}" width="{cell}" height="{cell}" fill="#eceff1" stroke="#ffffff"/>')
@@ -92,8 +100,21 @@ def heatmap(attn_weights: torch.Tensor, words: tuple[str, ...], title: str, mask
                 f"{weight:.2f}</text>"
             )
     body.append("</g>")
-    size = left + n * cell + 16
-    return _svg(size, top + n * cell + 16, title, body)
+    return _svg(left + len(columns) * cell + 16, top + len(words) * cell + 16, title, body)
+
+
+def cross_attn_weights() -> str:
+    """The cross-attention page's 6 x 8 weights: the dessert sentence's queries against 8 random tokens."""
+    embedded = al.dessert_embedding()
+    torch.manual_seed(123)
+    cross_attn = al.CrossAttention(d_in=3, d_out_kq=2, d_out_v=4)
+    second_input = torch.rand(8, 3)
+    with torch.no_grad():
+        attn_scores = (embedded @ cross_attn.W_query) @ (second_input @ cross_attn.W_key).T  # (6, 8)
+    attn_weights = torch.softmax(attn_scores / 2**0.5, dim=-1)
+    words = ("Life", "is", "short", "eat", "dessert", "first")
+    keys = tuple(f"x2[{j}]" for j in range(8))
+    return heatmap(attn_weights, words, "Cross-attention weights, 6 queries by 8 keys", None, keys, cell=46)
 
 
 def journey_attn_weights() -> str:
@@ -384,6 +405,15 @@ WORDS = {
         "seen": "sees",
         "hidden": "hidden",
         "gqa_title": "Which key/value head each query head uses",
+        "scores_title": "The attention scores of the query journey",
+        "scores_panel": "attention scores: journey · each token",
+        "pipeline_title": "From attention scores to the context vector of journey",
+        "weights_panel": "attention weights: softmax of the scores (sum 1)",
+        "context_panel": "context vector: the inputs weighted and summed",
+        "dimension": "dimension",
+        "scaling_title": "Softmax of the same 8 scores, without and with the scaling",
+        "unscaled": "softmax(scores): one key takes all the weight",
+        "scaled": "softmax(scores / √d_k), d_k = 1024: a soft distribution",
         "query_heads": "query heads",
         "kv_heads": "key/value heads",
         "groups": "query head i uses key/value head i // 2: right",
@@ -415,6 +445,15 @@ WORDS = {
         "seen": "可见",
         "hidden": "被遮蔽",
         "gqa_title": "每个查询头使用哪个键/值头",
+        "scores_title": "查询 journey 的注意力分数",
+        "scores_panel": "注意力分数：journey 与每个词元的点积",
+        "pipeline_title": "从注意力分数到 journey 的上下文向量",
+        "weights_panel": "注意力权重：分数的 softmax（和为 1）",
+        "context_panel": "上下文向量：输入的加权和",
+        "dimension": "维度",
+        "scaling_title": "同样 8 个分数的 softmax：不缩放与缩放",
+        "unscaled": "softmax(scores)：一个键拿走全部权重",
+        "scaled": "softmax(scores / √d_k)，d_k = 1024：平缓的分布",
         "query_heads": "查询头",
         "kv_heads": "键/值头",
         "groups": "查询头 i 使用键/值头 i // 2：正确",
@@ -617,16 +656,88 @@ def kv_head_sharing(lang: str) -> str:
     return _svg(left + 3 * step + box + left + 24, y, words["gqa_title"], body)
 
 
+def _bars(top: float, title: str, labels: list[str], values: list[float], color: str, slot: int = 56) -> list[str]:
+    """A panel of vertical bars, one per label, each with its value above it: 88 px tall, ``slot`` px a bar."""
+    left, height = 16, 88
+    high = max(values)
+    parts = [f'<text x="{left}" y="{top}" font-size="13">{escape(title)}</text>']
+    base = top + 34 + height
+    for index, (label, value) in enumerate(zip(labels, values, strict=True)):
+        x = left + index * slot
+        bar = height * value / high
+        parts.append(f'<rect x="{x + 10}" y="{base - bar:.1f}" width="{slot - 20}" height="{bar:.1f}" fill="{color}"/>')
+        parts.append(
+            f'<text x="{x + slot / 2}" y="{base - bar - 5:.1f}" text-anchor="middle" font-size="12">{value:.2f}</text>'
+        )
+        parts.append(
+            f'<text x="{x + slot / 2}" y="{base + 17}" text-anchor="middle" font-size="12">{escape(label)}</text>'
+        )
+    parts.append(f'<line x1="{left}" y1="{base}" x2="{left + len(labels) * slot}" y2="{base}" stroke="{MUTED}"/>')
+    return parts
+
+
+def _journey_query() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The attention scores, weights and context vector of the query "journey", as the pages compute them."""
+    inputs = al.journey_inputs()
+    attn_scores_2 = al.attn_scores_for_query(inputs, inputs[1])
+    attn_weights_2 = torch.softmax(attn_scores_2, dim=0)
+    return attn_scores_2, attn_weights_2, al.context_vector_loop(inputs, attn_weights_2)
+
+
+def query_scores(lang: str) -> str:
+    words = _words(lang)
+    attn_scores_2, _, _ = _journey_query()
+    body = [
+        f'<g {FONT} fill="{INK}">',
+        *_bars(20, words["scores_panel"], list(al.JOURNEY_WORDS), attn_scores_2.tolist(), HEAD_COLORS[0]),
+        "</g>",
+    ]
+    return _svg(16 + 6 * 56 + 16, 168, words["scores_title"], body)
+
+
+def query_pipeline(lang: str) -> str:
+    words = _words(lang)
+    attn_scores_2, attn_weights_2, context_vec_2 = _journey_query()
+    words_axis = list(al.JOURNEY_WORDS)
+    body = [f'<g {FONT} fill="{INK}">']
+    body += _bars(20, words["scores_panel"], words_axis, attn_scores_2.tolist(), HEAD_COLORS[0])
+    body += _bars(184, words["weights_panel"], words_axis, attn_weights_2.tolist(), "#00897b")
+    dimensions = [f"{words['dimension']} {d}" for d in range(3)]
+    body += _bars(348, words["context_panel"], dimensions, context_vec_2.tolist(), HEAD_COLORS[1])
+    body.append("</g>")
+    return _svg(16 + 6 * 56 + 16, 496, words["pipeline_title"], body)
+
+
+def softmax_scaling(lang: str) -> str:
+    """The scoring-functions page's 8 scores (seed 123, d_k = 1024): softmax without and with the scaling."""
+    words = _words(lang)
+    torch.manual_seed(123)
+    d_k = 1024
+    q, k = torch.randn(d_k), torch.randn(8, d_k)
+    attn_scores = k @ q  # (8,)
+    keys = [f"k{j}" for j in range(8)]
+    body = [f'<g {FONT} fill="{INK}">']
+    body += _bars(20, words["unscaled"], keys, torch.softmax(attn_scores, dim=-1).tolist(), "#c62828", slot=44)
+    scaled = torch.softmax(attn_scores / math.sqrt(d_k), dim=-1)
+    body += _bars(184, words["scaled"], keys, scaled.tolist(), HEAD_COLORS[0], slot=44)
+    body.append("</g>")
+    return _svg(16 + 8 * 44 + 16, 332, words["scaling_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
 LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "memory-strides": memory_strides,
     "causal-and-padding": causal_and_padding,
     "cache-alignment": cache_alignment,
     "kv-head-sharing": kv_head_sharing,
+    "query-scores": query_scores,
+    "query-pipeline": query_pipeline,
+    "scaled-scores": softmax_scaling,
 }
 
 
 FIGURE_MAKERS: dict[str, Callable[[], str]] = {
+    "cross-attn-weights.svg": cross_attn_weights,
     "dropout-weights.svg": dropout_weights,
     "attention-paths-time.svg": attention_paths_time,
     "attention-paths-memory.svg": attention_paths_memory,

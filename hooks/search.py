@@ -48,6 +48,7 @@ NOT_CONTENT = [
     ".headerlink",
     ".translation-banner",
     ".language-output",
+    'img[src$="#only-dark"]',  # a figure's dark twin: the same alt text as the light one, counted once
 ]
 
 
