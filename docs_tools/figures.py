@@ -149,6 +149,41 @@ def dropout_weights() -> str:
     return heatmap(dropped, al.JOURNEY_WORDS, "Causal attention weights after dropout with p = 0.5", masked=mask)
 
 
+def _matrix(x: float, y: float, rows: int, cols: int, color: str, cell: int = 14) -> list[str]:
+    """An empty rows x cols grid: a matrix drawn by its shape."""
+    return [
+        f'<rect x="{x + c * cell}" y="{y + r * cell}" width="{cell}" height="{cell}" fill="{color}" '
+        f'fill-opacity="0.3" stroke="{MUTED}"/>'
+        for r in range(rows)
+        for c in range(cols)
+    ]
+
+
+def projections() -> str:
+    """inputs (6, 3) @ W_query / W_key / W_value (3, 2) -> queries / keys / values (6, 2), by their shapes."""
+    inputs = al.journey_inputs()
+    d_in, d_out = inputs.shape[1], 2
+    rows = [("W_query", "queries", HEAD_COLORS[0]), ("W_key", "keys", "#00897b"), ("W_value", "values", HEAD_COLORS[1])]
+    cell, left = 16, 16
+    body = [f'<g {MONO} font-size="13" fill="{INK}">']
+    for index, (weight, result, color) in enumerate(rows):
+        y = 28 + index * 150
+        x_inputs, x_weight, x_result = left, left + 104, left + 226
+        body.append(f'<text x="{x_inputs}" y="{y - 8}">inputs</text>')
+        body += _matrix(x_inputs, y, len(inputs), d_in, "#9e9e9e", cell)
+        body.append(f'<text x="{x_inputs}" y="{y + 6 * cell + 18}" fill="{MUTED}">({len(inputs)}, {d_in})</text>')
+        body.append(f'<text x="{x_inputs + d_in * cell + 16}" y="{y + 3 * cell + 5}" font-size="16">@</text>')
+        body.append(f'<text x="{x_weight}" y="{y - 8}">{weight}</text>')
+        body += _matrix(x_weight, y, d_in, d_out, color, cell)
+        body.append(f'<text x="{x_weight}" y="{y + d_in * cell + 18}" fill="{MUTED}">({d_in}, {d_out})</text>')
+        body.append(f'<text x="{x_weight + 72}" y="{y + 3 * cell + 5}" font-size="16">→</text>')
+        body.append(f'<text x="{x_result}" y="{y - 8}">{result}</text>')
+        body += _matrix(x_result, y, len(inputs), d_out, color, cell)
+        body.append(f'<text x="{x_result}" y="{y + 6 * cell + 18}" fill="{MUTED}">({len(inputs)}, {d_out})</text>')
+    body.append("</g>")
+    return _svg(left + 226 + 90, 28 + 3 * 150 - 26, "The three projections of the inputs, by their shapes", body)
+
+
 def _tensor_panel(x: int, y: int, rows: int, cols: int, heads: list[int], cell: int = 14) -> list[str]:
     """A rows x cols grid whose columns are colored by the head they belong to."""
     parts = []
@@ -412,6 +447,25 @@ WORDS = {
         "context_panel": "context vector: the inputs weighted and summed",
         "dimension": "dimension",
         "scaling_title": "Softmax of the same 8 scores, without and with the scaling",
+        "split_title": "Which numbers land in head 0, with and without transpose",
+        "split_input": "x[0]: 3 tokens, d_out = 4, two heads of 2",
+        "split_wrong": "wrong: head 0 of x.view(1, 2, 3, 2)",
+        "split_right": "right: head 0 after view and transpose(1, 2)",
+        "token": "token",
+        "conventions_title": "One causal mask written in three conventions",
+        "bottleneck_title": "An encoder-decoder without and with attention",
+        "mask_cost_title": "The memory of a stored causal mask, drawn as area",
+        "mask_cost_note": (
+            "each square is one boolean causal mask:\ncontext_length x context_length entries, area = bytes"
+        ),
+        "tokens": "tokens",
+        "without": "without attention: the decoder gets the last state only",
+        "with": "with attention: every state, weighted",
+        "encoder": "encoder states",
+        "decoder": "decoder step",
+        "ours": "attention_lib, nn.MultiheadAttention: True = masked out",
+        "sdpa": "F.scaled_dot_product_attention: True = may attend",
+        "additive": "a float mask, added to the scores: -inf removes",
         "unscaled": "softmax(scores): one key takes all the weight",
         "scaled": "softmax(scores / √d_k), d_k = 1024: a soft distribution",
         "query_heads": "query heads",
@@ -452,6 +506,23 @@ WORDS = {
         "context_panel": "上下文向量：输入的加权和",
         "dimension": "维度",
         "scaling_title": "同样 8 个分数的 softmax：不缩放与缩放",
+        "split_title": "有无 transpose 时，哪些数落进头 0",
+        "split_input": "x[0]：3 个词元，d_out = 4，两个头，每个 2 维",
+        "split_wrong": "错误：x.view(1, 2, 3, 2) 的头 0",
+        "split_right": "正确：view 再 transpose(1, 2) 之后的头 0",
+        "token": "词元",
+        "conventions_title": "同一个因果掩码的三种写法",
+        "bottleneck_title": "不带注意力与带注意力的编码器–解码器",
+        "mask_cost_title": "存储的因果掩码占用的内存，按面积画出",
+        "mask_cost_note": "每个正方形是一个布尔类型的因果掩码：\ncontext_length × context_length 个元素，面积即字节数",
+        "tokens": "个词元",
+        "without": "不带注意力：解码器只拿到最后一个隐状态",
+        "with": "带注意力：所有隐状态，加权求和",
+        "encoder": "编码器的隐状态",
+        "decoder": "解码器的一步",
+        "ours": "attention_lib、nn.MultiheadAttention：True = 被遮蔽",
+        "sdpa": "F.scaled_dot_product_attention：True = 可以关注",
+        "additive": "浮点掩码，加到分数上：-inf 表示去掉",
         "unscaled": "softmax(scores)：一个键拿走全部权重",
         "scaled": "softmax(scores / √d_k)，d_k = 1024：平缓的分布",
         "query_heads": "查询头",
@@ -724,6 +795,154 @@ def softmax_scaling(lang: str) -> str:
     return _svg(16 + 8 * 44 + 16, 332, words["scaling_title"], body)
 
 
+def view_without_transpose(lang: str) -> str:
+    """The pitfalls page's tensor: arange(12) as (1, 3, 4), and head 0 split with a plain view (wrong) and
+    with view + transpose (right), each number colored by the head it belongs to."""
+    words = _words(lang)
+    x = torch.arange(12).view(1, 3, 4)
+    wrong = x.view(1, 2, 3, 2)[0, 0]  # (3, 2)
+    right = x.view(1, 3, 2, 2).transpose(1, 2)[0, 0]  # (3, 2)
+    cell, height, left = 54, 36, 16
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+
+    def grid(x0: float, y0: float, values: torch.Tensor) -> None:
+        for i, row in enumerate(values.tolist()):
+            body.append(f'<text x="{x0 - 6}" y="{y0 + i * height + 22}" text-anchor="end" fill="{MUTED}">{i}</text>')
+            for j, value in enumerate(row):
+                color = HEAD_COLORS[(value // 2) % 2]
+                shape = f'x="{x0 + j * cell}" y="{y0 + i * height}" width="{cell}" height="{height}"'
+                body.append(f'<rect {shape} fill="{color}" fill-opacity="0.25" stroke="{MUTED}"/>')
+                # the number, and (small) the token it comes from
+                centre = x0 + j * cell + cell / 2
+                body.append(f'<text x="{centre}" y="{y0 + i * height + 16}" text-anchor="middle">{value}</text>')
+                source = f"{words['token']} {value // 4}"
+                body.append(
+                    f'<text x="{x0 + j * cell + cell / 2}" y="{y0 + i * height + 30}" text-anchor="middle" '
+                    f'font-size="10" fill="{MUTED}">{escape(source)}</text>'
+                )
+
+    body.append(f'<text x="{left}" y="20">{escape(words["split_input"])}</text>')
+    grid(left + 20, 32, x[0])
+    body.append(f'<text x="{left}" y="{32 + 3 * height + 30}">{escape(words["split_wrong"])}</text>')
+    grid(left + 20, 32 + 3 * height + 42, wrong)
+    top = 32 + 2 * (3 * height + 42)
+    body.append(f'<text x="{left}" y="{top - 12}">{escape(words["split_right"])}</text>')
+    grid(left + 20, top, right)
+    legend = top + 3 * height + 26
+    for h, color in enumerate(HEAD_COLORS):
+        x0 = left + h * 110
+        swatch = f'x="{x0}" y="{legend - 13}" width="16" height="16"'
+        body.append(f'<rect {swatch} fill="{color}" fill-opacity="0.25" stroke="{MUTED}"/>')
+        body.append(f'<text x="{x0 + 22}" y="{legend}">{words["head"]} {h}</text>')
+    body.append("</g>")
+    return _svg(360, legend + 12, words["split_title"], body)
+
+
+def mask_conventions(lang: str) -> str:
+    """The causal mask of 4 tokens as attention_lib and nn.MultiheadAttention take it, as SDPA takes it
+    (al.to_sdpa_mask), and as a float mask added to the scores: the same hidden cells in each."""
+    words = _words(lang)
+    mask = al.causal_mask(4)
+    additive = torch.zeros(4, 4).masked_fill(mask, float("-inf"))
+    panels = [
+        (words["ours"], [["True" if v else "False" for v in row] for row in mask.tolist()]),
+        (words["sdpa"], [["True" if v else "False" for v in row] for row in al.to_sdpa_mask(mask).tolist()]),
+        (words["additive"], [["-inf" if v == float("-inf") else "0" for v in row] for row in additive.tolist()]),
+    ]
+    cell_w, cell_h, left = 52, 24, 16
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    y = 0
+    for title, cells in panels:
+        y += 24
+        body.append(f'<text x="{left}" y="{y}" font-size="12">{escape(title)}</text>')
+        y += 8
+        for i, row in enumerate(cells):
+            for j, text in enumerate(row):
+                hidden = bool(mask[i, j])
+                fill = "#eceff1" if hidden else "#c5cae9"
+                shape = f'x="{left + j * cell_w}" y="{y + i * cell_h}" width="{cell_w}" height="{cell_h}"'
+                body.append(f'<rect {shape} fill="{fill}" stroke="#ffffff"/>')
+                centre = left + j * cell_w + cell_w / 2
+                body.append(f'<text x="{centre}" y="{y + i * cell_h + 17}" text-anchor="middle" {MONO}>{text}</text>')
+        y += 4 * cell_h + 10
+    body.append("</g>")
+    return _svg(left + 4 * cell_w + 150, y + 6, words["conventions_title"], body)
+
+
+def bottleneck(lang: str) -> str:
+    """An encoder over the journey sentence, its decoder step reading only the last hidden state, and the
+    same step reading every state with attention weights (those of the query "journey", from attention_lib,
+    drawn as the width of each line)."""
+    words = _words(lang)
+    inputs = al.journey_inputs()
+    attn_weights_2 = torch.softmax(al.attn_scores_for_query(inputs, inputs[1]), dim=0)
+    box, step, left = 54, 60, 16
+    body = [f'<g {FONT} font-size="12" fill="{INK}">']
+    for panel, title in enumerate((words["without"], words["with"])):
+        top = 22 + panel * 190
+        body.append(f'<text x="{left}" y="{top}" font-size="13">{escape(title)}</text>')
+        states_y, decoder_y = top + 30, top + 130
+        for i, word in enumerate(al.JOURNEY_WORDS):
+            x = left + i * step
+            body.append(f'<rect x="{x}" y="{states_y}" width="{box}" height="40" fill="#eceff1" stroke="{MUTED}"/>')
+            body.append(f'<text x="{x + box / 2}" y="{states_y + 17}" text-anchor="middle">{escape(word)}</text>')
+            if i:  # the recurrence, state to state
+                arrow = f'x1="{x - step + box}" y1="{states_y + 13}" x2="{x}" y2="{states_y + 13}"'
+                body.append(f'<line {arrow} stroke="{MUTED}"/>')
+        decoder_x = left + 5 * step / 2
+        body.append(
+            f'<rect x="{decoder_x}" y="{decoder_y}" width="{box}" height="26" fill="{HEAD_COLORS[1]}" '
+            f'fill-opacity="0.25" stroke="{MUTED}"/>'
+        )
+        label = f'x="{decoder_x + box / 2}" y="{decoder_y + 42}" text-anchor="middle"'
+        body.append(f"<text {label}>{escape(words['decoder'])}</text>")
+        sources = [5] if panel == 0 else range(6)
+        for i in sources:
+            width = 2.5 if panel == 0 else 24 * float(attn_weights_2[i])
+            x = left + i * step + box / 2
+            body.append(
+                f'<line x1="{x}" y1="{states_y + 40}" x2="{decoder_x + box / 2}" y2="{decoder_y}" '
+                f'stroke="{HEAD_COLORS[0]}" stroke-width="{width:.1f}" stroke-opacity="0.7"/>'
+            )
+            if panel:  # the weight, in the box of the state it weighs
+                weight = f"{float(attn_weights_2[i]):.2f}"
+                body.append(f'<text x="{x}" y="{states_y + 33}" text-anchor="middle" fill="{MUTED}">{weight}</text>')
+        body.append(f'<text x="{left}" y="{states_y - 6}" fill="{MUTED}">{escape(words["encoder"])}</text>')
+    body.append("</g>")
+    return _svg(left + 6 * step + 8, 22 + 2 * 190 - 10, words["bottleneck_title"], body)
+
+
+def mask_cost(lang: str) -> str:
+    """Causal masks of 1,024, 8,192 and 131,072 tokens as squares of proportional area: the bytes of a
+    torch.bool mask (that of 1,024 tokens measured with attention_lib, the others, too large to build here,
+    scaled by the square of the length)."""
+    words = _words(lang)
+    measured = al.causal_mask(1_024).nbytes  # 1 MiB, one byte per entry
+    lengths = (1_024, 8_192, 131_072)
+    side, left = 300, 16
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    # The note on two lines, for a phone's width.
+    for row, line in enumerate(words["mask_cost_note"].split("\n")):
+        body.append(f'<text x="{left}" y="{18 + row * 17}" font-size="12" fill="{MUTED}">{escape(line)}</text>')
+    top = 52
+    colors = ("#c62828", HEAD_COLORS[1], HEAD_COLORS[0])
+    for length, color in reversed(list(zip(lengths, colors, strict=True))):
+        size = side * length / lengths[-1]
+        body.append(
+            f'<rect x="{left}" y="{top + side - size:.2f}" width="{size:.2f}" height="{size:.2f}" '
+            f'fill="{color}" fill-opacity="0.3" stroke="{color}"/>'
+        )
+    for row, (length, color) in enumerate(zip(lengths, colors, strict=True)):
+        mib = measured * (length / 1_024) ** 2 / 2**20
+        label = f"{length:,} {words['tokens']}{words['colon']}{mib:,.0f} MiB"
+        y = top + side + 30 + row * 24
+        swatch = f'x="{left}" y="{y - 12}" width="14" height="14"'
+        body.append(f'<rect {swatch} fill="{color}" fill-opacity="0.3" stroke="{color}"/>')
+        body.append(f'<text x="{left + 22}" y="{y}">{escape(label)}</text>')
+    body.append("</g>")
+    return _svg(left + side + 24, top + side + 30 + 3 * 24, words["mask_cost_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
 LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "memory-strides": memory_strides,
@@ -733,10 +952,15 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "query-scores": query_scores,
     "query-pipeline": query_pipeline,
     "scaled-scores": softmax_scaling,
+    "view-without-transpose": view_without_transpose,
+    "mask-conventions": mask_conventions,
+    "bottleneck": bottleneck,
+    "mask-cost": mask_cost,
 }
 
 
 FIGURE_MAKERS: dict[str, Callable[[], str]] = {
+    "projections.svg": projections,
     "cross-attn-weights.svg": cross_attn_weights,
     "dropout-weights.svg": dropout_weights,
     "attention-paths-time.svg": attention_paths_time,

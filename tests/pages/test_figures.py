@@ -81,3 +81,16 @@ def test_no_text_is_drawn_smaller_than_9px_on_a_phone(name: str) -> None:
     sizes = [float(size) for size in re.findall(r'font-size="([\d.]+)"', svg)] or [16.0]
     smallest = min(sizes) * min(1.0, PHONE_WIDTH / width)
     assert smallest >= SMALLEST_TEXT, f"{name}: {min(sizes)} px text at {width:.0f} px wide is {smallest:.1f} px"
+
+
+#: The pages that are not chapters: the home page and the reference pages.
+NOT_CHAPTERS = {"index.md", "glossary.md", "api.md", "translation-status.md"}
+
+
+@pytest.mark.parametrize("lang", site_config.complete_locales())
+def test_every_chapter_shows_a_figure(lang: str) -> None:
+    chapters = sorted(path for path in (DOCS / lang).glob("*.md") if path.name not in NOT_CHAPTERS)
+    assert len(chapters) >= 16
+    without = [path.name for path in chapters if "../assets/figures/" not in path.read_text(encoding="utf-8")]
+    assert without == [], f"{lang}: chapters with no figure"
+    assert len(figures.FIGURE_MAKERS) + len(figures.localized_names(lang)) >= 16
