@@ -184,6 +184,37 @@ def projections() -> str:
     return _svg(left + 226 + 90, 28 + 3 * 150 - 26, "The three projections of the inputs, by their shapes", body)
 
 
+def weight_blocks() -> str:
+    """The multi-head page's W_query (seed 123, nn.Linear(3, 4)): its weight's rows in two blocks, head 0's
+    and head 1's, each the (2, 3) weight that head would have as a module of its own in the wrapper."""
+    torch.manual_seed(123)
+    weight = torch.nn.Linear(3, 4, bias=False).weight.detach()  # (d_out, d_in) = (4, 3)
+    cell_w, cell_h, left = 56, 28, 16
+
+    def matrix(x0: float, y0: float, values: torch.Tensor, first_row: int) -> list[str]:
+        parts = []
+        for i, row in enumerate(values.tolist()):
+            color = HEAD_COLORS[(first_row + i) // 2]
+            for j, value in enumerate(row):
+                shape = f'x="{x0 + j * cell_w}" y="{y0 + i * cell_h}" width="{cell_w}" height="{cell_h}"'
+                parts.append(f'<rect {shape} fill="{color}" fill-opacity="0.25" stroke="#ffffff"/>')
+                centre = x0 + j * cell_w + cell_w / 2
+                parts.append(f'<text x="{centre}" y="{y0 + i * cell_h + 19}" text-anchor="middle">{value:.2f}</text>')
+        return parts
+
+    body = [f'<g {MONO} font-size="13" fill="{INK}">']
+    body.append(f'<text x="{left}" y="20">W_query.weight: (d_out, d_in) = (4, 3)</text>')
+    body += matrix(left, 30, weight, 0)
+    for h in range(2):
+        y = 30 + 4 * cell_h + 40 + h * (2 * cell_h + 40)
+        body.append(f'<text x="{left}" y="{y - 10}">W_query.weight[{2 * h}:{2 * h + 2}]: head {h}, (2, 3)</text>')
+        body += matrix(left, y, weight[2 * h : 2 * h + 2], 2 * h)
+    body.append("</g>")
+    return _svg(
+        left + 3 * cell_w + 170, 30 + 4 * cell_h + 40 + 2 * (2 * cell_h + 40) - 14, "W_query's rows by head", body
+    )
+
+
 def _tensor_panel(x: int, y: int, rows: int, cols: int, heads: list[int], cell: int = 14) -> list[str]:
     """A rows x cols grid whose columns are colored by the head they belong to."""
     parts = []
@@ -455,6 +486,9 @@ WORDS = {
         "conventions_title": "One causal mask written in three conventions",
         "bottleneck_title": "An encoder-decoder without and with attention",
         "mask_cost_title": "The memory of a stored causal mask, drawn as area",
+        "fold_title": "The rows of the folded batch, and the valid length each needs",
+        "fold_row": "row {row}: sequence {sequence}, head {head}",
+        "fold_note": "valid_lens = [3, 2]: sequence 0 has 3 valid keys, sequence 1 has 2",
         "mask_cost_note": (
             "each square is one boolean causal mask:\ncontext_length x context_length entries, area = bytes"
         ),
@@ -514,6 +548,9 @@ WORDS = {
         "conventions_title": "同一个因果掩码的三种写法",
         "bottleneck_title": "不带注意力与带注意力的编码器–解码器",
         "mask_cost_title": "存储的因果掩码占用的内存，按面积画出",
+        "fold_title": "折叠后批量中的各行，以及每行需要的有效长度",
+        "fold_row": "第 {row} 行：序列 {sequence}，头 {head}",
+        "fold_note": "valid_lens = [3, 2]：序列 0 有 3 个有效的键，序列 1 有 2 个",
         "mask_cost_note": "每个正方形是一个布尔类型的因果掩码：\ncontext_length × context_length 个元素，面积即字节数",
         "tokens": "个词元",
         "without": "不带注意力：解码器只拿到最后一个隐状态",
@@ -943,6 +980,44 @@ def mask_cost(lang: str) -> str:
     return _svg(left + side + 24, top + side + 30 + 3 * 24, words["mask_cost_title"], body)
 
 
+def fold_order(lang: str) -> str:
+    """D2L's fold (b, t, num_hiddens) -> (b * num_heads, t, head_dim), done by attention_lib.transpose_qkv
+    on numbers that record their sequence and head: which sequence each row of the folded batch belongs to,
+    and the valid length repeat_interleave and repeat give it."""
+    words = _words(lang)
+    b, num_heads, head_dim = 2, 2, 2
+    # Element (sequence s, head h) holds 10 * s + h, so the folded rows say where they came from.
+    x = torch.tensor([[[10 * s + h for h in range(num_heads) for _ in range(head_dim)]] for s in range(b)])
+    rows = al.transpose_qkv(x.float(), num_heads)[:, 0, 0].long().tolist()  # (b * num_heads,)
+    valid_lens = torch.tensor([3, 2])
+    columns = [
+        (".repeat_interleave(2)", valid_lens.repeat_interleave(num_heads).tolist()),
+        (".repeat(2)", valid_lens.repeat(num_heads).tolist()),
+    ]
+    left, x_columns, top, height = 16, (206, 372), 56, 30
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    body.append(f'<text x="{left}" y="20" font-size="12" fill="{MUTED}">{escape(words["fold_note"])}</text>')
+    for x_column, (code, _) in zip(x_columns, columns, strict=True):
+        body.append(f'<text x="{x_column}" y="{top - 10}" text-anchor="middle" {MONO} font-size="12">{code}</text>')
+    for row, value in enumerate(rows):
+        sequence, head = divmod(value, 10)
+        y = top + row * height
+        body.append(
+            f'<rect x="{left - 6}" y="{y}" width="{x_columns[1] + 44 - left}" height="{height - 4}" '
+            f'fill="{HEAD_COLORS[sequence]}" fill-opacity="0.15"/>'
+        )
+        label = words["fold_row"].format(row=row, sequence=sequence, head=head)
+        body.append(f'<text x="{left}" y="{y + 18}">{escape(label)}</text>')
+        for x_column, (_, lengths) in zip(x_columns, columns, strict=True):
+            right = lengths[row] == int(valid_lens[sequence])
+            mark, color = ("✓", "#2e7d32") if right else ("✗", "#c62828")
+            body.append(
+                f'<text x="{x_column}" y="{y + 18}" text-anchor="middle" fill="{color}">{lengths[row]} {mark}</text>'
+            )
+    body.append("</g>")
+    return _svg(x_columns[1] + 56, top + len(rows) * height + 8, words["fold_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
 LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "memory-strides": memory_strides,
@@ -956,10 +1031,12 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "mask-conventions": mask_conventions,
     "bottleneck": bottleneck,
     "mask-cost": mask_cost,
+    "fold-order": fold_order,
 }
 
 
 FIGURE_MAKERS: dict[str, Callable[[], str]] = {
+    "weight-blocks.svg": weight_blocks,
     "projections.svg": projections,
     "cross-attn-weights.svg": cross_attn_weights,
     "dropout-weights.svg": dropout_weights,

@@ -38,7 +38,9 @@ CHAPTERS = tuple(config.notebook_chapters())
 LANGUAGES = tuple(config.complete_locales())
 #: A figure on a page: each is there twice, for the light palette (``#only-light``) and the dark one.
 IMAGE = re.compile(
-    r"!\[(?P<alt>[^\]]*)\]\(\.\./assets/figures/(?P<name>[\w.-]+\.svg)(?P<palette>#only-(?:light|dark))?\)"
+    # alt text may hold brackets one level deep (W_query.weight[0:2])
+    r"!\[(?P<alt>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\(\.\./assets/figures/(?P<name>[\w.-]+\.svg)(?P<palette>#only-(?:light|dark))?\)"
     r"(?:\{[^}]*\})?\n?"
 )
 LINK = re.compile(r"\]\((?P<page>[\w-]+)\.md(?P<anchor>#[\w.-]+)?\)")

@@ -342,7 +342,7 @@ _MARKUP_START = re.compile(r"^\s*(?:>\s*)*(?:(?:\*\*?|__?|~~)(?=\S)|\[)*")
 _NEW_BLOCK = re.compile(r"^\s*(?:#{1,6}\s|[-*+]\s|\d+[.)]\s|\||!!!|\?\?\?|\$\$|<)")
 #: A line that is one image and nothing else: a figure's light and dark twins stand on two such lines, and
 #: the space between them is between two images, one of them hidden, not inside a sentence.
-_IMAGE_LINE = re.compile(r"^\s*!\[[^\]]*\]\([^)\s]*\)(?:\{[^}]*\})?\s*$")
+_IMAGE_LINE = re.compile(r"^\s*!\[(?:[^\[\]\n]|\[[^\[\]\n]*\])*\]\([^)\s]*\)(?:\{[^}]*\})?\s*$")
 
 
 def _visible(line: str) -> str:

@@ -124,6 +124,7 @@ def test_chinese_markdown_includes_the_readme_and_the_guide() -> None:
         ("第一行\r\n第二行\r\n", [1]),  # a Windows checkout
         ("![图一](a.svg#only-light){ .x }\n![图一](a-dark.svg#only-dark){ .x }\n", []),  # a figure's two palettes
         ("![图一](a.svg)\n说明\n", [1]),  # but not an image and a sentence
+        ("![w[0:2] 的图](a.svg#only-light)\n![w[0:2] 的图](a-dark.svg#only-dark)\n", []),  # brackets in the alt
     ],
 )
 def test_the_line_break_check_can_fail(text: str, flagged: list[int]) -> None:
