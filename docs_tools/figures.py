@@ -479,6 +479,10 @@ WORDS = {
         "dimension": "dimension",
         "scaling_title": "Softmax of the same 8 scores, without and with the scaling",
         "split_title": "Which numbers land in head 0, with and without transpose",
+        "sharpness_title": "Average largest weight against the key size, without and with the scaling",
+        "sharpness_note": "average largest of 8 weights, 1000 random queries",
+        "unscaled_bar": "softmax(scores)",
+        "scaled_bar": "softmax(scores / √d_k)",
         "split_input": "x[0]: 3 tokens, d_out = 4, two heads of 2",
         "split_wrong": "wrong: head 0 of x.view(1, 2, 3, 2)",
         "split_right": "right: head 0 after view and transpose(1, 2)",
@@ -541,6 +545,10 @@ WORDS = {
         "dimension": "维度",
         "scaling_title": "同样 8 个分数的 softmax：不缩放与缩放",
         "split_title": "有无 transpose 时，哪些数落进头 0",
+        "sharpness_title": "最大权重的平均值随键的维度变化：不缩放与缩放",
+        "sharpness_note": "8 个权重中最大者的平均值，1000 个随机查询",
+        "unscaled_bar": "softmax(scores)",
+        "scaled_bar": "softmax(scores / √d_k)",
         "split_input": "x[0]：3 个词元，d_out = 4，两个头，每个 2 维",
         "split_wrong": "错误：x.view(1, 2, 3, 2) 的头 0",
         "split_right": "正确：view 再 transpose(1, 2) 之后的头 0",
@@ -1018,6 +1026,42 @@ def fold_order(lang: str) -> str:
     return _svg(x_columns[1] + 56, top + len(rows) * height + 8, words["fold_title"], body)
 
 
+def sharpness(lang: str) -> str:
+    """The scoring-functions page's experiment (seed 123): the average largest of 8 attention weights over
+    1000 random queries, for d_k = 4, 64 and 1024, without and with the scaling, as pairs of bars."""
+    words = _words(lang)
+    torch.manual_seed(123)
+    groups = []
+    for d_k in (4, 64, 1024):
+        q, k = torch.randn(1000, 1, d_k), torch.randn(1000, 8, d_k)
+        attn_scores = q @ k.transpose(-2, -1)  # (1000, 1, 8)
+        unscaled = float(torch.softmax(attn_scores, dim=-1).amax(dim=-1).mean())
+        scaled = float(torch.softmax(attn_scores / math.sqrt(d_k), dim=-1).amax(dim=-1).mean())
+        groups.append((d_k, unscaled, scaled))
+    left, base, height, bar, group = 36, 190, 140, 34, 110
+    colors = ("#c62828", HEAD_COLORS[0])
+    body = [f'<g {FONT} font-size="13" fill="{INK}">']
+    body.append(f'<text x="{left - 20}" y="20" font-size="12" fill="{MUTED}">{escape(words["sharpness_note"])}</text>')
+    for index, (d_k, *values) in enumerate(groups):
+        x0 = left + index * group
+        for which, (value, color) in enumerate(zip(values, colors, strict=True)):
+            x = x0 + which * (bar + 4)
+            top = base - height * value
+            body.append(f'<rect x="{x}" y="{top:.1f}" width="{bar}" height="{height * value:.1f}" fill="{color}"/>')
+            label = f'x="{x + bar / 2}" y="{top - 5:.1f}" text-anchor="middle" font-size="12"'
+            body.append(f"<text {label}>{value:.2f}</text>")
+        body.append(
+            f'<text x="{x0 + bar + 2}" y="{base + 18}" text-anchor="middle" {MONO} font-size="12">d_k = {d_k}</text>'
+        )
+    body.append(f'<line x1="{left - 8}" y1="{base}" x2="{left + 3 * group - 30}" y2="{base}" stroke="{MUTED}"/>')
+    for row, (label, color) in enumerate(((words["unscaled_bar"], colors[0]), (words["scaled_bar"], colors[1]))):
+        y = base + 44 + row * 22
+        body.append(f'<rect x="{left - 20}" y="{y - 12}" width="14" height="14" fill="{color}"/>')
+        body.append(f'<text x="{left}" y="{y}" {MONO} font-size="12">{escape(label)}</text>')
+    body.append("</g>")
+    return _svg(left + 3 * group + 10, base + 44 + 2 * 22, words["sharpness_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
 LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "memory-strides": memory_strides,
@@ -1032,6 +1076,7 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "bottleneck": bottleneck,
     "mask-cost": mask_cost,
     "fold-order": fold_order,
+    "sharpness": sharpness,
 }
 
 
