@@ -480,6 +480,11 @@ WORDS = {
         "scaling_title": "Softmax of the same 8 scores, without and with the scaling",
         "split_title": "Which numbers land in head 0, with and without transpose",
         "sharpness_title": "Average largest weight against the key size, without and with the scaling",
+        "two_ways_title": "The two ways to mask, for the query starts",
+        "way1_softmax": "way 1: softmax over all 6 keys",
+        "way1_zero": "then the future keys set to 0",
+        "way1_renormalize": "then divided by the row's sum",
+        "way2": "way 2: the future scores set to -inf, then softmax",
         "sharpness_note": "average largest of 8 weights, 1000 random queries",
         "unscaled_bar": "softmax(scores)",
         "scaled_bar": "softmax(scores / √d_k)",
@@ -546,6 +551,11 @@ WORDS = {
         "scaling_title": "同样 8 个分数的 softmax：不缩放与缩放",
         "split_title": "有无 transpose 时，哪些数落进头 0",
         "sharpness_title": "最大权重的平均值随键的维度变化：不缩放与缩放",
+        "two_ways_title": "两种加掩码的方法，以查询 starts 为例",
+        "way1_softmax": "方法一：对全部 6 个键做 softmax",
+        "way1_zero": "再把未来的键置为 0",
+        "way1_renormalize": "再除以这一行的和",
+        "way2": "方法二：先把未来的分数填成 -inf，再做 softmax",
         "sharpness_note": "8 个权重中最大者的平均值，1000 个随机查询",
         "unscaled_bar": "softmax(scores)",
         "scaled_bar": "softmax(scores / √d_k)",
@@ -1062,6 +1072,34 @@ def sharpness(lang: str) -> str:
     return _svg(left + 3 * group + 10, base + 44 + 2 * 22, words["sharpness_title"], body)
 
 
+def two_ways(lang: str) -> str:
+    """The masks page's two ways for the query "starts" (SelfAttentionV2, seed 789): softmax, zero the
+    future, renormalize; and fill the future with -inf, then softmax. Both end with the same weights."""
+    words = _words(lang)
+    inputs = al.journey_inputs()
+    torch.manual_seed(789)
+    attention = al.SelfAttentionV2(d_in=3, d_out=2)
+    with torch.no_grad():
+        queries, keys = attention.W_query(inputs), attention.W_key(inputs)
+    attn_scores = (queries @ keys.T)[2] / keys.shape[-1] ** 0.5  # "starts", (6,)
+    future = al.causal_mask(6)[2]  # (6,): keys 3, 4, 5
+    softmax = torch.softmax(attn_scores, dim=-1)
+    zeroed = softmax.masked_fill(future, 0.0)
+    renormalized = zeroed / zeroed.sum()
+    filled = torch.softmax(attn_scores.masked_fill(future, float("-inf")), dim=-1)
+    panels = [
+        (words["way1_softmax"], softmax, HEAD_COLORS[0]),
+        (words["way1_zero"], zeroed, HEAD_COLORS[0]),
+        (words["way1_renormalize"], renormalized, HEAD_COLORS[0]),
+        (words["way2"], filled, HEAD_COLORS[1]),
+    ]
+    body = [f'<g {FONT} fill="{INK}">']
+    for index, (title, values, color) in enumerate(panels):
+        body += _bars(20 + index * 164, title, list(al.JOURNEY_WORDS), values.tolist(), color)
+    body.append("</g>")
+    return _svg(16 + 6 * 56 + 16, 20 + 4 * 164 - 16, words["two_ways_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
 LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "memory-strides": memory_strides,
@@ -1077,6 +1115,7 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "mask-cost": mask_cost,
     "fold-order": fold_order,
     "sharpness": sharpness,
+    "two-ways": two_ways,
 }
 
 
