@@ -929,8 +929,7 @@ def bottleneck(lang: str) -> str:
     same step reading every state with attention weights (those of the query "journey", from attention_lib,
     drawn as the width of each line)."""
     words = _words(lang)
-    inputs = al.journey_inputs()
-    attn_weights_2 = torch.softmax(al.attn_scores_for_query(inputs, inputs[1]), dim=0)
+    _, attn_weights_2, _ = _journey_query()
     box, step, left = 54, 60, 16
     body = [f'<g {FONT} font-size="12" fill="{INK}">']
     for panel, title in enumerate((words["without"], words["with"])):
@@ -1179,8 +1178,10 @@ def all_figures() -> dict[str, Callable[[], str]]:
 
 def outputs() -> dict[Path, Callable[[], str]]:
     """Each figure twice: ``name.svg`` for the light palette, ``name-dark.svg`` for the dark one."""
-    light = {FIGURES / name: make for name, make in all_figures().items()}
-    shaded = {FIGURES / dark_name(name): (lambda make=make: dark(make())) for name, make in all_figures().items()}
+    # Each figure drawn once, for its light file and its dark twin.
+    drawn = {name: functools.cache(make) for name, make in all_figures().items()}
+    light = {FIGURES / name: make for name, make in drawn.items()}
+    shaded = {FIGURES / dark_name(name): (lambda make=make: dark(make())) for name, make in drawn.items()}
     return {**light, **shaded}
 
 
