@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 import attention_lib as al
-from docs_tools import benchmark_tables, config, generated
+from docs_tools import benchmark_tables, config, generated, interactive
 from docs_tools.project import DOCS
 
 FIGURES = DOCS / "assets" / "figures"
@@ -1191,7 +1191,9 @@ def stale_figures() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return generated.main(argv, outputs(), __doc__.splitlines()[0], "python3 dev.py figures")
+    # The explorers' numbers (docs_tools/interactive.py) come from the same library, so they are written too.
+    everything = {**outputs(), **interactive.outputs()}
+    return generated.main(argv, everything, __doc__.splitlines()[0], "python3 dev.py figures")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ from nbformat import v4
 from sybil import Document
 
 from docs_tools import config, generated, records
-from docs_tools.pages import HEADING, INCLUDE, OUTPUT, RUN, SKIP, TRACEBACK, fenced_blocks, shown_outputs
+from docs_tools.pages import HEADING, INCLUDE, INTERACTIVE, OUTPUT, RUN, SKIP, TRACEBACK, fenced_blocks, shown_outputs
 from docs_tools.project import DOCS, ROOT
 
 #: The chapters that have a notebook (the navigation's notebooks/ entries), in the languages whose pages all
@@ -91,7 +91,7 @@ def page_url(site_url: str, lang: str, page: str, anchor: str = "") -> str:
     return site_url + config.url(lang, f"{page}.md") + anchor
 
 
-def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tuple[str, dict]:
+def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str], page: str) -> tuple[str, dict]:
     """A page's prose as notebook Markdown: links to the site, figures as attachments, no MkDocs syntax.
 
     The headings' explicit ids are appended to ``heading_ids``: Markdown in a notebook has no syntax for
@@ -119,7 +119,15 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str]) -> tu
         body = [line[4:] for line in match["body"].rstrip("\n").split("\n")]
         return "\n".join([f"> **{title}**", ">", *(f"> {line}".rstrip() for line in body)]) + "\n"
 
+    def interactive(match: re.Match) -> str:
+        # An interactive piece runs on the site only: the notebook links to it, under the section's heading,
+        # and keeps the page's figures.
+        above = [heading["id"] for heading in HEADING.finditer(text, 0, match.start()) if heading["id"]]
+        anchor = "#" + (above or heading_ids)[-1]
+        return _words(lang)["interactive"].format(url=page_url(site_url, lang, page, anchor))
+
     text = SKIP.sub("", text)
+    text = INTERACTIVE.sub(interactive, text)
     text = HEADING.sub(heading, text)
     text = IMAGE.sub(image, text)
     text = LINK.sub(lambda match: f"]({page_url(site_url, lang, match['page'], match['anchor'] or '')})", text)
@@ -178,7 +186,7 @@ def notebook(page: str, lang: str) -> dict:
         info = block.lexemes["info"]
         if info not in (RUN, OUTPUT):
             continue  # other fences (bash, text) stay in the prose around them
-        prose, attachments = _markdown(text[position : block.start], lang, site_url, heading_ids)
+        prose, attachments = _markdown(text[position : block.start], lang, site_url, heading_ids, page)
         position = block.end
         if prose:
             cells.append(_markdown_cell(prose, attachments))
@@ -197,7 +205,7 @@ def notebook(page: str, lang: str) -> dict:
         stored, raises = _outputs(None if output is None else str(output.lexemes["source"]))
         metadata = {"tags": ["raises-exception"]} if raises else {}
         cells.append(v4.new_code_cell(source, outputs=stored, metadata=metadata))
-    prose, attachments = _markdown(text[position:], lang, site_url, heading_ids)
+    prose, attachments = _markdown(text[position:], lang, site_url, heading_ids, page)
     if prose:
         cells.append(_markdown_cell(prose, attachments))
     for number, cell in enumerate(cells):

@@ -43,6 +43,9 @@ TRACEBACK = "Traceback (most recent call last):"
 HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<id>[\w-]+)[^}\n]*\})?[ \t]*$", re.M)
 #: Sybil's skip directive: ``<!-- skip: next "why" -->``.
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
+#: An interactive piece, on a line of its own, the same in every language (hooks/interactive.py draws it; a
+#: notebook leaves it out): ``<div data-attention-explorer="masks"></div>``, ``<div data-stride-tracer="heads"></div>``.
+INTERACTIVE = re.compile(r'<div data-(?P<kind>attention-explorer|stride-tracer)="(?P<name>[\w-]+)"></div>')
 #: A line of a block that shows a section of a library file: ``--8<-- "path:Name"`` (pymdownx.snippets' syntax).
 INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
 

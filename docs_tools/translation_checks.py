@@ -18,7 +18,7 @@ from pathlib import Path
 from sybil import Document
 
 from docs_tools.config import SOURCE, languages
-from docs_tools.pages import HEADING, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.pages import HEADING, INTERACTIVE, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import ROOT
 from docs_tools.records import pages, read_record, split_page, without_front_matter
 
@@ -464,6 +464,23 @@ def check_glossary(
     return problems
 
 
+def check_interactive(pair: _Pair) -> list[Problem]:
+    """The same interactive pieces, in the same order: their line is code, not prose."""
+    en = [match[0] for match in INTERACTIVE.finditer(pair.english)]
+    found = list(INTERACTIVE.finditer(pair.translation))
+    if [match[0] for match in found] == en:
+        return []
+    line = _line(pair.translation, found[0].start()) if found else 1
+    return [
+        Problem(
+            pair.tr_path,
+            line,
+            f"this page shows the interactive pieces {[m[0] for m in found]}, the English page ({pair.en_path}) {en}",
+            "Copy each `<div data-...>` line of the English page as it is, where the English page has it.",
+        )
+    ]
+
+
 def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     """Every structure check of one translated page against its English page."""
     docs = root / "docs"
@@ -496,6 +513,7 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
         )
     problems += check_headings(pair)
     problems += check_blocks(pair)
+    problems += check_interactive(pair)
     problems += check_links(pair)
     problems += check_untranslated(pair, locale)
     if locale in CJK_LOCALES:

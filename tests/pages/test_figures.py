@@ -9,12 +9,17 @@ from pathlib import Path
 import pytest
 
 from docs_tools import config as site_config
-from docs_tools import figures
+from docs_tools import figures, generated, interactive
 from docs_tools.project import DOCS
 
 
 def test_committed_figures_are_up_to_date() -> None:
     assert figures.stale_figures() == [], "run: python3 dev.py figures"
+
+
+def test_the_explorers_numbers_are_up_to_date() -> None:
+    """The inputs and weights the attention explorers start from are what attention_lib gives now."""
+    assert generated.stale(interactive.outputs()) == [], "run: python3 dev.py figures"
 
 
 LIGHT_FIGURE = re.compile(
