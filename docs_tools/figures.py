@@ -496,6 +496,20 @@ WORDS = {
         "bottleneck_title": "An encoder-decoder without and with attention",
         "mask_cost_title": "The memory of a stored causal mask, drawn as area",
         "fold_title": "The rows of the folded batch, and the valid length each needs",
+        "kinds_title": "The three kinds of attention in an encoder–decoder Transformer, and their masks",
+        "kinds_note": "rows: queries, columns: keys",
+        "kinds_tokens": "source s0–s3 (s3 is padding), target t0–t2",
+        "enc_self": "Encoder self-attention",
+        "dec_self": "Decoder self-attention",
+        "cross": "Decoder cross-attention",
+        "q_source": "queries: the source",
+        "kv_source": "keys, values: the source",
+        "q_target": "queries: the target so far",
+        "kv_target": "keys, values: the target so far",
+        "q_decoder": "queries: the decoder",
+        "kv_encoder": "keys, values: the encoder's outputs",
+        "mask_padding": "mask: the source's padding",
+        "mask_causal": "mask: causal",
         "fold_row": "row {row}: sequence {sequence}, head {head}",
         "fold_note": "valid_lens = [3, 2]: sequence 0 has 3 valid keys, sequence 1 has 2",
         "mask_cost_note": (
@@ -567,6 +581,20 @@ WORDS = {
         "bottleneck_title": "不带注意力与带注意力的编码器–解码器",
         "mask_cost_title": "存储的因果掩码占用的内存，按面积画出",
         "fold_title": "折叠后批量中的各行，以及每行需要的有效长度",
+        "kinds_title": "编码器–解码器 Transformer 中的三种注意力及其掩码",
+        "kinds_note": "行是查询，列是键",
+        "kinds_tokens": "源句子 s0–s3（s3 是填充），目标序列 t0–t2",
+        "enc_self": "编码器自注意力",
+        "dec_self": "解码器自注意力",
+        "cross": "解码器交叉注意力",
+        "q_source": "查询：源句子",
+        "kv_source": "键、值：源句子",
+        "q_target": "查询：已生成的目标序列",
+        "kv_target": "键、值：已生成的目标序列",
+        "q_decoder": "查询：解码器",
+        "kv_encoder": "键、值：编码器的输出",
+        "mask_padding": "掩码：源句子的填充",
+        "mask_causal": "掩码：因果掩码",
         "fold_row": "第 {row} 行：序列 {sequence}，头 {head}",
         "fold_note": "valid_lens = [3, 2]：序列 0 有 3 个有效的键，序列 1 有 2 个",
         "mask_cost_note": "每个正方形是一个布尔类型的因果掩码：\ncontext_length × context_length 个元素，面积即字节数",
@@ -1099,6 +1127,59 @@ def two_ways(lang: str) -> str:
     return _svg(16 + 6 * 56 + 16, 20 + 4 * 164 - 16, words["two_ways_title"], body)
 
 
+def attention_kinds(lang: str) -> str:
+    """The cross-attention page's table as masks: which keys each query of the encoder's self-attention, the
+    decoder's self-attention and the decoder's cross-attention may use, for a source of 4 tokens whose last
+    is padding (attention_lib's padding_mask) and a target of 3 tokens (causal_mask)."""
+    words = _words(lang)
+    source, target = ["s0", "s1", "s2", "s3"], ["t0", "t1", "t2"]
+    source_padding = al.padding_mask(torch.tensor([3]), num_keys=len(source))[0, 0]  # (4,): s3 is padding
+    causal = al.causal_mask(len(target))  # (3, 3)
+    kinds = [
+        ("enc_self", source, source, ("q_source", "kv_source", "mask_padding")),
+        ("dec_self", target, target, ("q_target", "kv_target", "mask_causal")),
+        ("cross", target, source, ("q_decoder", "kv_encoder", "mask_padding")),
+    ]
+    colors = {"attended": "#c5cae9", "causal": "#eceff1", "padding": "#ffe0b2"}
+    marks = {"attended": "", "causal": "–", "padding": "×"}
+    cell, label, left, height = 20, 24, 12, 112
+    text_x = left + label + 4 * cell + 20
+    body = [f'<g {FONT} font-size="12" fill="{INK}">']
+    body.append(f'<text x="{left}" y="18" fill="{MUTED}">{escape(words["kinds_note"])}</text>')
+    body.append(f'<text x="{left}" y="34" fill="{MUTED}">{escape(words["kinds_tokens"])}</text>')
+    for index, (title, queries, keys, lines) in enumerate(kinds):
+        y0 = 68 + index * height
+        for j, key in enumerate(keys):
+            x = left + label + j * cell + cell / 2
+            body.append(f'<text x="{x}" y="{y0 - 6}" text-anchor="middle" font-size="11">{key}</text>')
+        for i, query in enumerate(queries):
+            y = y0 + i * cell
+            body.append(f'<text x="{left + label - 4}" y="{y + 14}" text-anchor="end" font-size="11">{query}</text>')
+            for j, key in enumerate(keys):
+                padded = key in source and bool(source_padding[source.index(key)])
+                kind = "padding" if padded else "causal" if title == "dec_self" and bool(causal[i, j]) else "attended"
+                x = left + label + j * cell
+                body.append(
+                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colors[kind]}" stroke="#ffffff"/>'
+                )
+                if marks[kind]:
+                    body.append(
+                        f'<text x="{x + cell / 2}" y="{y + 14}" text-anchor="middle" fill="{MUTED}">{marks[kind]}</text>'
+                    )
+        body.append(f'<text x="{text_x}" y="{y0 + 10}" font-size="13" font-weight="bold">{escape(words[title])}</text>')
+        for row, line in enumerate(lines):
+            body.append(f'<text x="{text_x}" y="{y0 + 32 + row * 18}">{escape(words[line])}</text>')
+    legend = 68 + 3 * height - 20
+    for row, kind in enumerate(("attended", "causal", "padding")):
+        y = legend + row * 24
+        body.append(f'<rect x="{left}" y="{y}" width="18" height="18" fill="{colors[kind]}" stroke="{MUTED}"/>')
+        if marks[kind]:
+            body.append(f'<text x="{left + 9}" y="{y + 14}" text-anchor="middle" fill="{MUTED}">{marks[kind]}</text>')
+        body.append(f'<text x="{left + 26}" y="{y + 14}">{escape(words[kind])}</text>')
+    body.append("</g>")
+    return _svg(400, legend + 3 * 24 + 4, words["kinds_title"], body)
+
+
 #: Figures drawn in each language, as name -> maker(lang): written as ``name.<lang>.svg`` (and its dark twin).
 LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "memory-strides": memory_strides,
@@ -1115,6 +1196,7 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "fold-order": fold_order,
     "sharpness": sharpness,
     "two-ways": two_ways,
+    "attention-kinds": attention_kinds,
 }
 
 
