@@ -1163,10 +1163,10 @@ def attention_kinds(lang: str) -> str:
                     f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colors[kind]}" stroke="#ffffff"/>'
                 )
                 if marks[kind]:
-                    body.append(
-                        f'<text x="{x + cell / 2}" y="{y + 14}" text-anchor="middle" fill="{MUTED}">{marks[kind]}</text>'
-                    )
-        body.append(f'<text x="{text_x}" y="{y0 + 10}" font-size="13" font-weight="bold">{escape(words[title])}</text>')
+                    mark = f'x="{x + cell / 2}" y="{y + 14}" text-anchor="middle" fill="{MUTED}"'
+                    body.append(f"<text {mark}>{marks[kind]}</text>")
+        heading = f'x="{text_x}" y="{y0 + 10}" font-size="13" font-weight="bold"'
+        body.append(f"<text {heading}>{escape(words[title])}</text>")
         for row, line in enumerate(lines):
             body.append(f'<text x="{text_x}" y="{y0 + 32 + row * 18}">{escape(words[line])}</text>')
     legend = 68 + 3 * height - 20
