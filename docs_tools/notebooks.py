@@ -26,10 +26,26 @@ from pathlib import Path
 
 import nbformat
 from nbformat import v4
-from sybil import Document
+from sybil import Document, Region
 
 from docs_tools import config, generated, records
-from docs_tools.pages import HEADING, INCLUDE, INTERACTIVE, OUTPUT, RUN, SKIP, TRACEBACK, fenced_blocks, shown_outputs
+from docs_tools.pages import (
+    BUG,
+    CHECK_CALL,
+    HEADING,
+    INCLUDE,
+    INTERACTIVE,
+    OUTPUT,
+    PREDICT,
+    RUN,
+    SKIP,
+    TRACEBACK,
+    Exercise,
+    answer_stub,
+    exercises,
+    fenced_blocks,
+    shown_outputs,
+)
 from docs_tools.project import DOCS, ROOT
 
 #: The chapters that have a notebook (the navigation's notebooks/ entries), in the languages whose pages all
@@ -44,6 +60,7 @@ IMAGE = re.compile(
     r"(?:\{[^}]*\})?\n?"
 )
 LINK = re.compile(r"\]\((?P<page>[\w-]+)\.md(?P<anchor>#[\w.-]+)?\)")
+NOTEBOOK_LINK = re.compile(r"\]\(notebooks/(?P<page>[\w-]+)\.ipynb\)")
 ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)")?\n(?P<body>(?:(?: {4}.*)?\n)*)', re.M)
 
 
@@ -91,6 +108,10 @@ def page_url(site_url: str, lang: str, page: str, anchor: str = "") -> str:
     return site_url + config.url(lang, f"{page}.md") + anchor
 
 
+def notebook_url(site_url: str, lang: str, page: str) -> str:
+    return site_url + config.url(lang, f"notebooks/{page}.md")
+
+
 def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str], page: str) -> tuple[str, dict]:
     """A page's prose as notebook Markdown: links to the site, figures as attachments, no MkDocs syntax.
 
@@ -131,6 +152,8 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str], page:
     text = HEADING.sub(heading, text)
     text = IMAGE.sub(image, text)
     text = LINK.sub(lambda match: f"]({page_url(site_url, lang, match['page'], match['anchor'] or '')})", text)
+    # A link to a chapter's notebook: its page on the site.
+    text = NOTEBOOK_LINK.sub(lambda match: f"]({notebook_url(site_url, lang, match['page'])})", text)
     text = ADMONITION.sub(admonition, text)
     return text.strip("\n"), attachments
 
@@ -182,7 +205,21 @@ def notebook(page: str, lang: str) -> dict:
         v4.new_code_cell(install_cell(lang, repository)),
     ]
     position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
-    for block in blocks:
+    # The exercises' solutions are left out (one click away on the page): in their place, a write-it exercise
+    # gets a cell to write the answer in and one that checks it, a predict-the-output exercise the code to run.
+    page_exercises = exercises(text)
+    solutions = [exercise for exercise in page_exercises if exercise.solution]
+    items = [(block.start, block) for block in blocks if not any(_within(block, e.solution) for e in solutions)]
+    items += [(exercise.solution[0], exercise) for exercise in solutions]
+    for start, item in sorted(items, key=lambda pair: pair[0]):
+        if isinstance(item, Exercise):
+            prose, attachments = _markdown(text[position:start], lang, site_url, heading_ids, page)
+            position = item.solution[1]
+            if prose:
+                cells.append(_markdown_cell(prose, attachments))
+            cells += _exercise_cells(item, [b for b in blocks if _within(b, item.solution)], lang)
+            continue
+        block = item
         info = block.lexemes["info"]
         if info not in (RUN, OUTPUT):
             continue  # other fences (bash, text) stay in the prose around them
@@ -203,7 +240,10 @@ def notebook(page: str, lang: str) -> dict:
             continue
         output = outputs.get(block.start)
         stored, raises = _outputs(None if output is None else str(output.lexemes["source"]))
-        metadata = {"tags": ["raises-exception"]} if raises else {}
+        metadata: dict = {"tags": ["raises-exception"]} if raises else {}
+        bug = next((e for e in page_exercises if e.kind == BUG and _within(block, e.section)), None)
+        if bug is not None and any(call["id"] == bug.id for call in CHECK_CALL.finditer(source)):
+            metadata["attention_docs"] = {"exercise": bug.id, "role": "bug"}  # the code the reader fixes
         cells.append(v4.new_code_cell(source, outputs=stored, metadata=metadata))
     prose, attachments = _markdown(text[position:], lang, site_url, heading_ids, page)
     if prose:
@@ -216,6 +256,29 @@ def notebook(page: str, lang: str) -> dict:
         "language_info": {"name": "python"},
     }
     return v4.new_notebook(cells=cells, metadata=metadata)
+
+
+def _within(block: Region, span: tuple[int, int]) -> bool:
+    return span[0] <= block.start < span[1]
+
+
+def _exercise_cells(exercise: Exercise, blocks: list[Region], lang: str) -> list[nbformat.NotebookNode]:
+    """What stands in a notebook for an exercise's folded solution."""
+    code = [str(block.lexemes["source"]).rstrip("\n") for block in blocks if block.lexemes["info"] == RUN]
+
+    def tagged(source: str, role: str) -> nbformat.NotebookNode:
+        return v4.new_code_cell(source, metadata={"attention_docs": {"exercise": exercise.id, "role": role}})
+
+    if exercise.kind == PREDICT:
+        return [tagged(source, "predict") for source in code]  # run it once you have made your guess
+    if exercise.kind == BUG:
+        return []  # the reader fixes the code above, which calls the checker itself
+    stub = answer_stub(code[0], exercise.answer, _words(lang)["your_code"])
+    language = ', lang="zh"' if lang == "zh" else ""
+    return [
+        tagged(stub.rstrip("\n"), "answer"),
+        tagged(f'check("{exercise.id}", {exercise.answer}{language})', "check"),
+    ]
 
 
 def render(page: str, lang: str) -> str:

@@ -23,6 +23,7 @@ import itertools
 import re
 import textwrap
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from sybil import Document, Region
@@ -135,3 +136,96 @@ def without_code(text: str) -> str:
 
 def line(document: Document, offset: int) -> int:
     return document.text.count("\n", 0, offset) + 1
+
+
+# ---------------------------------------------------------------------------------------------------
+# Exercises: a chapter's last section, ``## Exercises { #exercises }``, holds exercises, each under a heading
+# ``### ... { #exercise-... }`` and each with its solution (or answer) folded below it in Material's
+# ``??? success "..."`` block. An exercise is one of three kinds, told apart by where it calls the checker
+# (``check("exercise-...", name)``, attention_lib.exercises): inside its solution (write-it: the reader writes
+# ``name``), in a block above the solution (find-the-bug: that block is the code to fix), or nowhere
+# (predict-the-output: the solution runs the code the reader was asked about).
+# ---------------------------------------------------------------------------------------------------
+#: A folded solution: the ``??? success`` line and every line indented under it (or blank).
+SOLUTION = re.compile(r'^\?\?\? success(?: "[^"\n]*")?\n(?:(?: {4}.*)?\n)*', re.M)
+#: The code of a page's ```python blocks, indented or not.
+PYTHON_CODE = re.compile(r"^[ ]*```python\n(.*?)^[ ]*```", re.M | re.S)
+#: A call of the checker in a page's code.
+CHECK_CALL = re.compile(r'\bcheck\("(?P<id>exercise-[\w-]+)", (?P<answer>\w+)\)')
+#: What a notebook's answer cell starts with, in place of the solution's body.
+WRITE, BUG, PREDICT = "write", "bug", "predict"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise of a page: its id, its kind, where its section and its solution are in the page's text,
+    and the name of the reader's answer (write-it and find-the-bug)."""
+
+    id: str
+    kind: str
+    section: tuple[int, int]
+    solution: tuple[int, int]
+    answer: str | None
+
+
+def exercises(text: str) -> list[Exercise]:
+    """The exercises of a page, in order; a page without an Exercises section has none."""
+    headings = [match for match in HEADING.finditer(text) if len(match["hashes"]) <= 3]
+    found = []
+    for index, heading in enumerate(headings):
+        if not (heading["id"] or "").startswith("exercise-"):
+            continue
+        end = headings[index + 1].start() if index + 1 < len(headings) else len(text)
+        section = text[heading.start() : end]
+        solutions = list(SOLUTION.finditer(section))
+        if len(solutions) != 1:
+            raise ValueError(f"exercise {heading['id']} has {len(solutions)} folded solutions (??? success), not 1")
+        solution = solutions[0]
+        before, inside = section[: solution.start()], solution[0]
+        # Only code calls the checker: prose may show the call too, in backticks.
+        calls = {
+            name: [
+                m for code in PYTHON_CODE.findall(part) for m in CHECK_CALL.finditer(code) if m["id"] == heading["id"]
+            ]
+            for name, part in (("before", before), ("inside", inside))
+        }
+        kind = BUG if calls["before"] else WRITE if calls["inside"] else PREDICT
+        answer = (calls["before"] or calls["inside"] or [None])[0]
+        found.append(
+            Exercise(
+                heading["id"],
+                kind,
+                (heading.start(), end),
+                (heading.start() + solution.start(), heading.start() + solution.end()),
+                None if answer is None else answer["answer"],
+            )
+        )
+    return found
+
+
+def answer_stub(solution: str, name: str, comment: str) -> str:
+    """The start of a write-it exercise's answer: the solution's ``def`` or ``class`` of ``name`` with each
+    function's body replaced by ``comment`` (``# your code here``), as a notebook's answer cell shows it."""
+    lines = solution.splitlines()
+    node = next(
+        node
+        for node in ast.parse(solution).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name
+    )
+
+    def function(fn: ast.FunctionDef) -> list[str]:
+        indent = " " * (fn.body[0].col_offset)
+        # The signature: from the def to the first line ending in ":" (the comments after it are no nodes).
+        end = next(i for i in range(fn.lineno - 1, len(lines)) if lines[i].rstrip().endswith(":"))
+        header = lines[fn.lineno - 1 : end + 1]
+        first = fn.body[0]
+        # nn.Module's __init__ keeps its super().__init__(), without which no layer can be set.
+        if fn.name == "__init__" and "super().__init__()" in ast.unparse(first):
+            return [*header, lines[first.lineno - 1], indent + comment]
+        return [*header, indent + comment, indent + "..."]
+
+    if isinstance(node, ast.FunctionDef):
+        return "\n".join(function(node)) + "\n"
+    methods = [item for item in node.body if isinstance(item, ast.FunctionDef)]
+    header = lines[node.lineno - 1]
+    return header + "\n" + "\n\n".join("\n".join(function(method)) for method in methods) + "\n"

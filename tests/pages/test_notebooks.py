@@ -10,16 +10,18 @@ from types import SimpleNamespace
 
 import nbformat
 import pytest
+import torch
 from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 from sybil import Document
 
 import attention_lib
+from attention_lib.exercises import diagnose
 from docs_tools import config as site_config
 from docs_tools import notebooks as make_notebooks
 from docs_tools.kernels import ForkedKernelManager
 from docs_tools.outputs import compare_output
-from docs_tools.pages import RUN, fenced_blocks, shown_outputs
+from docs_tools.pages import CHECK_CALL, PREDICT, RUN, WRITE, exercises, fenced_blocks, shown_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,43 +71,136 @@ def _execute(notebook, cwd: Path, *, allow_errors: bool = False) -> None:
     client.execute(cwd=str(cwd))
 
 
+def _role(cell) -> str | None:
+    return cell.get("metadata", {}).get("attention_docs", {}).get("role")
+
+
+def _solutions(lang: str, page: str) -> dict[str, list[tuple[str, str]]]:
+    """Each exercise's folded solution on the page: its code blocks, with their shown outputs."""
+    source = ROOT / "docs" / lang / f"{page}.md"
+    text = source.read_text(encoding="utf-8")
+    document = Document(text, str(source))
+    blocks = list(fenced_blocks(document))
+    outputs = shown_outputs(document, blocks)
+    return {
+        exercise.id: [
+            (str(block.lexemes["source"]).rstrip("\n"), str(outputs[block.start].lexemes["source"]))
+            for block in blocks
+            if block.lexemes["info"] == RUN and exercise.solution[0] <= block.start < exercise.solution[1]
+        ]
+        for exercise in exercises(text)
+    }
+
+
+def _filled_in(notebook, solutions: dict[str, list[tuple[str, str]]]) -> None:
+    """The notebook as a reader who solved every exercise has it: each answer cell holds the solution (its
+    call of the checker is the check cell's), each find-the-bug cell the fixed code."""
+    for cell in notebook.cells:
+        role = _role(cell)
+        if role not in ("answer", "bug"):
+            continue
+        code = solutions[cell.metadata["attention_docs"]["exercise"]][-1 if role == "bug" else 0][0]
+        if role == "answer":
+            code = "\n".join(line for line in code.split("\n") if not CHECK_CALL.search(line)).rstrip()
+        cell.source = code
+
+
 @pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
 def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, page: str) -> None:
+    """Run with the exercises solved, every cell shows the page's output, every check says ✓, and each
+    predict-the-output cell prints the page's answer."""
     path = make_notebooks.target(page, lang)
     notebook = nbformat.read(path, as_version=4)
     stored = [_printed(cell.get("outputs", [])) for cell in notebook.cells]
+    solutions = _solutions(lang, page)
+    _filled_in(notebook, solutions)
     # A cell may raise only if it is tagged raises-exception (the page shows it raising).
     _execute(notebook, path.parent)
+    predicted = {exercise: iter(blocks) for exercise, blocks in solutions.items()}
     for number, (cell, shown) in enumerate(zip(notebook.cells, stored, strict=True)):
         if cell.cell_type != "code":
             continue
         raised = any(output["output_type"] == "error" for output in cell.outputs)
         assert raised == ("raises-exception" in cell.metadata.get("tags", [])), f"cell {number}"
-        problem = compare_output(shown, _printed(cell.outputs))
+        role, printed = _role(cell), _printed(cell.outputs)
+        if role in ("check", "bug"):
+            exercise = cell.metadata["attention_docs"]["exercise"]
+            assert printed.startswith(f"✓ {exercise}\n"), f"{lang}/{page}, cell {number}: {printed}"
+            if lang == "zh" and role == "check":
+                assert re.search(r"[\u4e00-\u9fff]", printed), printed  # the checker answers in Chinese
+            continue
+        if role == "predict":
+            shown = next(predicted[cell.metadata["attention_docs"]["exercise"]])[1]
+        elif role == "answer":
+            shown = ""
+        problem = compare_output(shown, printed)
         assert problem is None, f"{lang}/{page}, cell {number}:\n{''.join(cell.source)}\n{problem}"
 
 
 @pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
 def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None:
-    """Every runnable block of the chapter page is a code cell, with the page's output, in order."""
+    """Every runnable block of the chapter page is a code cell, with the page's output, in order; the exercises'
+    solutions are not there: a cell to write each answer in and one to check it take their place, and the
+    code of a predict-the-output exercise comes without its output."""
     source = ROOT / "docs" / lang / f"{page}.md"
-    document = Document(source.read_text(encoding="utf-8"), str(source))
+    text = source.read_text(encoding="utf-8")
+    document = Document(text, str(source))
     blocks = list(fenced_blocks(document))
     outputs = shown_outputs(document, blocks)
+    page_exercises = exercises(text)
+    folded = [exercise.solution for exercise in page_exercises]
     expected = [
         (
             str(block.lexemes["source"]).rstrip("\n"),
             str(outputs[block.start].lexemes["source"]) if block.start in outputs else "",
         )
         for block in blocks
-        if block.lexemes["info"] == RUN and not str(block.lexemes["source"]).lstrip().startswith("--8<--")
+        if block.lexemes["info"] == RUN
+        and not str(block.lexemes["source"]).lstrip().startswith("--8<--")
+        and not any(start <= block.start < end for start, end in folded)
     ]
     notebook = nbformat.read(make_notebooks.target(page, lang), as_version=4)  # texts stored as lists of lines, joined
     cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"][1:]  # after the install cell
-    actual = [("".join(cell["source"]), _printed(cell["outputs"])) for cell in cells]
+    actual = [("".join(cell["source"]), _printed(cell["outputs"])) for cell in cells if _role(cell) in (None, "bug")]
     assert [code for code, _ in actual] == [code for code, _ in expected]
     for (code, shown), (_, stored) in zip(expected, actual, strict=True):
         assert compare_output(shown, stored) is None, code
+    solutions = _solutions(lang, page)
+    for exercise in page_exercises:
+        mine = [
+            cell for cell in cells if cell.get("metadata", {}).get("attention_docs", {}).get("exercise") == exercise.id
+        ]
+        roles = [_role(cell) for cell in mine]
+        if exercise.kind == PREDICT:
+            assert ["".join(cell["source"]) for cell in mine] == [code for code, _ in solutions[exercise.id]]
+            assert all(not cell["outputs"] for cell in mine)  # the reader runs it once they have guessed
+        elif exercise.kind == WRITE:
+            assert roles == ["answer", "check"], exercise.id
+            assert "..." in "".join(mine[0]["source"])  # to be written: no part of the solution
+            language = ', lang="zh"' if lang == "zh" else ""
+            assert "".join(mine[1]["source"]) == f'check("{exercise.id}", {exercise.answer}{language})'
+        else:
+            assert roles == ["bug"], exercise.id
+
+
+@pytest.mark.parametrize(("lang", "page"), NOTEBOOKS, ids=IDS)
+def test_an_answer_cell_as_given_runs_and_the_check_says_what_is_missing(lang: str, page: str) -> None:
+    """A reader who runs the notebook before writing anything gets a ✗ from each check, not an exception."""
+    notebook = nbformat.read(make_notebooks.target(page, lang), as_version=4)
+    for cell in notebook.cells:
+        if _role(cell) != "answer":
+            continue
+        namespace = {"torch": torch, "nn": torch.nn}
+        exec("".join(cell.source), namespace)
+        exercise = cell.metadata["attention_docs"]["exercise"]
+        answer = next(
+            e.answer
+            for e in exercises((ROOT / "docs" / lang / f"{page}.md").read_text(encoding="utf-8"))
+            if e.id == exercise
+        )
+        result = diagnose(exercise, namespace[answer], lang)
+        assert not result.passed, str(result)
+        assert str(result).startswith(f"✗ {exercise}: ")
 
 
 def _run(sources: list[str], cwd: Path, *, allow_errors: bool = False) -> list[str]:

@@ -76,9 +76,13 @@ def _python_blocks(source: Path) -> list[str]:
 COPY_EACH = """async selector => {
   const copied = [];
   for (const button of document.querySelectorAll(selector)) {
+    // A block in a folded solution is copied unfolded, as a reader sees it, and folded again after.
+    const folded = button.closest("details:not([open])");
+    if (folded) folded.open = true;
     await navigator.clipboard.writeText("");
     button.click();
     copied.push(await navigator.clipboard.readText());
+    if (folded) folded.open = false;
   }
   return copied;
 }"""
@@ -101,8 +105,17 @@ def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, s
     # they are visible and nothing covers them.
     for index in sorted({0, len(copied) - 1}) if copied else []:
         page.evaluate("navigator.clipboard.writeText('')")
-        buttons.nth(index).click()
-        assert page.evaluate("navigator.clipboard.readText()") == copied[index], f"{url}, button {index + 1}"
+        # A block in a folded solution (an exercise's): the reader unfolds it first, and it is folded again after.
+        folded = buttons.nth(index).evaluate("b => { const d = b.closest('details'); return !!d && !d.open; }")
+        summary = buttons.nth(index).locator("xpath=ancestor::details[1]/summary")
+        if folded:
+            summary.click()
+        try:
+            buttons.nth(index).click()
+            assert page.evaluate("navigator.clipboard.readText()") == copied[index], f"{url}, button {index + 1}"
+        finally:
+            if folded:
+                summary.click()
     assert len(copied) == len(blocks), f"{url}: {len(copied)} copy buttons for {len(blocks)} Python blocks"
     for number, (text, block) in enumerate(zip(copied, blocks, strict=True), start=1):
         if block.lstrip().startswith("--8<--"):

@@ -1,0 +1,333 @@
+"""What every exercise's check is made of: calling the reader's code, comparing
+with the library and with the typical wrong answers, and saying what failed in
+the reader's language."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+LANGUAGES = ("en", "zh")
+
+#: Each message in every language: {key: {lang: template}}.
+Messages = Mapping[str, Mapping[str, str]]
+
+#: What can go wrong whatever the exercise; {fields} are filled in.
+PROBLEMS: Messages = {
+    "missing": {
+        "en": "there is no answer to check yet (got {got})",
+        "zh": "还没有可以检查的答案（收到的是 {got}）",
+    },
+    "raised": {
+        "en": "calling it raised {error}",
+        "zh": "调用它时抛出了 {error}",
+    },
+    "returned_none": {
+        "en": "it returned None",
+        "zh": "它返回了 None",
+    },
+    "not_tensor": {
+        "en": "it returned a {got}, not a tensor",
+        "zh": "它返回的是 {got}，不是张量",
+    },
+    "shape": {
+        "en": "the {what} have shape {got}, expected {expected}",
+        "zh": "{what}的形状是 {got}，应为 {expected}",
+    },
+    "values": {
+        "en": "the {what} differ from the right ones by up to {diff:.3g}",
+        "zh": "{what}与正确结果最多相差 {diff:.3g}",
+    },
+    "not_module": {
+        "en": "{name}(...) made a {got}, not an nn.Module",
+        "zh": "{name}(...) 创建的是 {got}，不是 nn.Module",
+    },
+    "no_linear": {
+        "en": "it has no nn.Linear({d_in}, {d_out}) called {name}",
+        "zh": "它没有名为 {name} 的 nn.Linear({d_in}, {d_out})",
+    },
+    "not_finite": {
+        "en": "the {what} contain nan or inf",
+        "zh": "{what}中出现了 nan 或 inf",
+    },
+    "rows": {
+        "en": "row {row} of the weights sums to {total:.4f}, not 1",
+        "zh": "注意力权重的第 {row} 行之和是 {total:.4f}，不是 1",
+    },
+    "future": {
+        "en": "token {i}'s output changes when you change token {j}",
+        "zh": "改变词元 {j} 时，词元 {i} 的输出也变了",
+    },
+    "no_grad": {
+        "en": "no gradient reaches {name}",
+        "zh": "梯度没有传到 {name}",
+    },
+}
+
+#: The hints every exercise may give.
+HINTS: Messages = {
+    "return": {
+        "en": "end the function with `return` and the result.",
+        "zh": "在函数末尾用 `return` 返回结果。",
+    },
+    "define": {
+        "en": "define your function or class first, under the name the "
+        "exercise asks for, then pass it to check.",
+        "zh": "先用练习要求的名字定义你的函数或类，再把它传给 check。",
+    },
+    "names": {
+        "en": "keep the names the page uses (W_query, W_key, W_value), so "
+        "that the check can give your module the library's weights.",
+        "zh": "沿用页面上的名字（W_query、W_key、W_value），"
+        "这样检查时才能把库中模块的权重放进你的模块。",
+    },
+    "compare": {
+        "en": "print your result next to the library's for one small "
+        "input, and compare them step by step.",
+        "zh": "对同一个小输入，把你的结果和库的结果并排打印出来，一步一步对比。",
+    },
+}
+
+#: What a passed check says it checked.
+CHECKED: Messages = {
+    "shape": {
+        "en": "{what}: shape {shape}",
+        "zh": "{what}：形状 {shape}",
+    },
+    "values": {
+        "en": "equal to {reference} on {count} random inputs",
+        "zh": "在 {count} 组随机输入上与 {reference} 相等",
+    },
+    "rows": {
+        "en": "every row of the weights sums to 1",
+        "zh": "注意力权重每一行之和都是 1",
+    },
+    "future": {
+        "en": "no token sees a later one",
+        "zh": "没有词元能看到它之后的词元",
+    },
+    "grad": {
+        "en": "gradients reach every parameter",
+        "zh": "梯度能传到每一个参数",
+    },
+    "large": {
+        "en": "no nan for scores as large as {size}",
+        "zh": "分数大到 {size} 时也不出现 nan",
+    },
+}
+
+
+class WrongAnswerError(Exception):
+    """The first property the reader's answer does not have."""
+
+    def __init__(
+        self, problem: str, hint: str | None = None, **fields: Any
+    ) -> None:
+        super().__init__(problem)
+        self.problem, self.hint, self.fields = problem, hint, fields
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """An exercise that ``check`` can check.
+
+    ``run(answer)`` raises `WrongAnswerError` at the first property the answer lacks
+    and otherwise returns what it checked, as ``(key, fields)`` pairs of
+    ``CHECKED`` or of ``words``, the exercise's own messages (hints, and the
+    names of what it compares)."""
+
+    id: str
+    run: Callable[[Any], list[tuple[str, dict[str, Any]]]]
+    words: Messages = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Result:
+    """What ``check`` found about an answer.
+
+    Attributes:
+        exercise: the exercise's id.
+        passed: whether every check passed; also the result's truth value.
+        message: what ``check`` prints (also ``str(result)``): ✓ and what
+            was checked, or ✗, the first thing that failed and a hint.
+        hint: the key of the hint given, ``None`` when none was.
+    """
+
+    exercise: str
+    passed: bool
+    message: str
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def say(messages: Messages, key: str, lang: str, **fields: Any) -> str:
+    text = messages[key]
+    return text.get(lang, text["en"]).format(**fields)
+
+
+def call(
+    answer: Callable[..., Any],
+    *args: Any,
+    wrong: Mapping[str, Callable[[], object]] = {},
+) -> Any:
+    """``answer(*args)``; if it raises, and one of the ``wrong`` answers
+    raises the same error, the failure names that wrong answer's hint."""
+    try:
+        # Warnings are not failures (a test run may turn them into errors),
+        # and a message that depends on the filters in force would vary.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return answer(*args)
+    except Exception as error:  # the reader's bug, reported as a message
+        said = f"{type(error).__name__}: {error}"
+        hint = next(
+            (key for key, make in wrong.items() if _raises(make, said)),
+            "compare",
+        )
+        raise WrongAnswerError("raised", hint, error=said) from None
+
+
+def _raises(make: Callable[[], object], said: str) -> bool:
+    try:
+        with warnings.catch_warnings():  # a wrong answer's, not the reader's
+            warnings.simplefilter("ignore")
+            make()
+    except Exception as error:
+        return f"{type(error).__name__}: {error}" == said
+    return False
+
+
+def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(
+        a.double(), b.double(), rtol=1e-4, atol=1e-5, equal_nan=False
+    )
+
+
+def expect(
+    out: object,
+    expected: torch.Tensor,
+    what: str,
+    wrong: Mapping[str, Callable[[], torch.Tensor]] = {},
+) -> torch.Tensor:
+    """``out`` must be ``expected``; if it is one of the ``wrong`` answers
+    (hint key -> the wrong answer's result), the failure names its hint."""
+    if out is None:
+        raise WrongAnswerError("returned_none", "return")
+    if not isinstance(out, torch.Tensor):
+        raise WrongAnswerError("not_tensor", "compare", got=type(out).__name__)
+    if close(out, expected):
+        return out
+    hint = next(
+        (key for key, make in wrong.items() if _is(out, make)), "compare"
+    )
+    if out.shape != expected.shape:
+        raise WrongAnswerError(
+            "shape",
+            hint,
+            what=what,
+            got=tuple(out.shape),
+            expected=tuple(expected.shape),
+        )
+    if not torch.isfinite(out).all():
+        raise WrongAnswerError("not_finite", hint, what=what)
+    diff = (out.double() - expected.double()).abs().max().item()
+    raise WrongAnswerError("values", hint, what=what, diff=diff)
+
+
+def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            wrong = make()
+    except Exception:  # a wrong answer that cannot even be computed here
+        return False
+    if wrong.shape != out.shape:
+        return False
+    if not torch.isfinite(wrong).all():
+        return bool((torch.isnan(wrong) == torch.isnan(out)).all())
+    return close(out, wrong)
+
+
+def rows_sum_to_one(weights: torch.Tensor, hint: str) -> None:
+    totals = weights.sum(dim=-1).reshape(-1)
+    for row, total in enumerate(totals.tolist()):
+        if not math.isclose(total, 1.0, abs_tol=1e-4):
+            raise WrongAnswerError("rows", hint, row=row, total=total)
+
+
+def _named(
+    exercise: Exercise, lang: str, fields: dict[str, Any]
+) -> dict[str, Any]:
+    # A field that names one of the exercise's words ("scores") is shown in
+    # the reader's language ("the attention scores", "注意力分数").
+    return {
+        key: say(exercise.words, value, lang)
+        if isinstance(value, str) and value in exercise.words
+        else value
+        for key, value in fields.items()
+    }
+
+
+def message(
+    exercise: Exercise,
+    lang: str,
+    checked: list[tuple[str, dict[str, Any]]],
+    failure: WrongAnswerError | None,
+) -> Result:
+    words = {**CHECKED, **exercise.words}
+    if failure is None:
+        done = [
+            say(words, key, lang, **_named(exercise, lang, fields))
+            for key, fields in checked
+        ]
+        lines = [
+            f"✓ {exercise.id}",
+            *(wrap(f"  - {item}", "    ") for item in done),
+        ]
+        return Result(exercise.id, True, "\n".join(lines))
+    fields = _named(exercise, lang, failure.fields)
+    problem = say(PROBLEMS, failure.problem, lang, **fields)
+    lines = [wrap(f"✗ {exercise.id}: {problem}", "  ")]
+    if failure.hint is not None:
+        hint = say({**HINTS, **exercise.words}, failure.hint, lang)
+        label = "提示：" if lang == "zh" else "Hint: "
+        lines.append(wrap(f"  {label}{hint}", "    "))
+    return Result(exercise.id, False, "\n".join(lines), failure.hint)
+
+
+#: A token of text to wrap: a Chinese character (a line may break after any),
+#: a word, or the spaces between words.
+_TOKEN = re.compile(
+    r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+|\s+"
+)
+
+
+def wrap(text: str, indent: str, width: int = 79) -> str:
+    """``text`` in lines of at most ``width`` columns (a wide character
+    counts two), every line but the first indented by ``indent``."""
+    lines, line, used = [], indent[:0], 0
+    for token in _TOKEN.findall(text):
+        size = sum(
+            2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in token
+        )
+        if used + size > width and line.strip():
+            lines.append(line.rstrip())
+            line, used = indent, len(indent)
+            if token.isspace():
+                continue
+        line += token
+        used += size
+    lines.append(line.rstrip())
+    return "\n".join(lines)
