@@ -166,7 +166,8 @@ def check_archives(sdist: Path, wheel: Path) -> None:
         in_sdist = sorted(member.name.split("/", 1)[1] for member in archive.getmembers() if member.isfile())
     for archive, names in ((wheel, in_wheel), (sdist, in_sdist)):
         print(f"{archive.name}: {len(names)} entries", *(f"    {name}" for name in names), sep="\n")
-    package = {f"attention_lib/{path.name}" for path in (ROOT / "attention_lib").glob("*.py")}
+    # The package's modules, its subpackages' (attention_lib/exercises/) included.
+    package = {path.relative_to(ROOT).as_posix() for path in (ROOT / "attention_lib").rglob("*.py")}
     package.add("attention_lib/py.typed")
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info/"  # attention_lib-<version>.dist-info/
     problems = [f"the wheel lacks {name}" for name in sorted(package - set(in_wheel))]

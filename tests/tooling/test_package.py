@@ -132,7 +132,7 @@ def test_the_pypi_descriptions_example_prints_what_it_shows() -> None:
 def _archives(tmp_path: Path, wheel_modules: list[str]) -> tuple[Path, Path]:
     """An sdist of the package's sources and a wheel holding ``wheel_modules``, as dev.py package lists them."""
     sources = ["pyproject.toml", "LICENSE", "PKG-INFO", "attention_lib/README.md", "attention_lib/py.typed"]
-    sources += [f"attention_lib/{path.name}" for path in (ROOT / "attention_lib").glob("*.py")]
+    sources += [path.relative_to(ROOT).as_posix() for path in (ROOT / "attention_lib").rglob("*.py")]
     sdist = tmp_path / "attention_lib-9.9.9.tar.gz"
     with tarfile.open(sdist, "w:gz") as archive:
         for name in sources:
@@ -149,12 +149,14 @@ def _archives(tmp_path: Path, wheel_modules: list[str]) -> tuple[Path, Path]:
     [
         (None, None),
         ("-attention_lib/masks.py", "the wheel lacks attention_lib/masks.py"),
+        # A module of a subpackage counts as much as one at the top.
+        ("-attention_lib/exercises/_core.py", "the wheel lacks attention_lib/exercises/_core.py"),
         ("+tests/lib/test_masks.py", "the wheel holds tests/lib/test_masks.py"),
     ],
 )
 def test_the_archive_check_can_fail(tmp_path: Path, change: str | None, problem: str | None) -> None:
     """dev.py package stops when the wheel lacks a module of the package or holds anything else."""
-    modules = [f"attention_lib/{path.name}" for path in (ROOT / "attention_lib").glob("*.py")]
+    modules = [path.relative_to(ROOT).as_posix() for path in (ROOT / "attention_lib").rglob("*.py")]
     if change and change[0] == "-":
         modules.remove(change[1:])
     elif change:
