@@ -20,13 +20,41 @@ from typing import Any
 
 import torch
 
+from . import (
+    backends,
+    buffers,
+    cross,
+    dropout,
+    equivalence,
+    foundations,
+    grouped_query,
+    kv_cache,
+    multihead,
+    scoring,
+    self_attention,
+)
 from ._core import LANGUAGES, Exercise, Result, WrongAnswerError, message
-from .foundations import EXERCISES as _FOUNDATIONS
-from .self_attention import EXERCISES as _SELF_ATTENTION
+
+# In the order of the chapters.
+_CHAPTERS = [
+    foundations,
+    self_attention,
+    scoring,
+    dropout,
+    buffers,
+    multihead,
+    cross,
+    equivalence,
+    kv_cache,
+    grouped_query,
+    backends,
+]
 
 #: Every exercise ``check`` knows, by its id.
 EXERCISES: dict[str, Exercise] = {
-    exercise.id: exercise for exercise in [*_FOUNDATIONS, *_SELF_ATTENTION]
+    exercise.id: exercise
+    for chapter in _CHAPTERS
+    for exercise in chapter.EXERCISES
 }
 
 

@@ -245,6 +245,44 @@ RIGHT = {
         """,
 }
 
+# Each later chapter's typical wrong answers (WRONG) and one right answer per exercise (RIGHT), one block a chapter.
+
+# scoring-functions (attention_lib/exercises/scoring.py)
+WRONG += []
+RIGHT |= {}
+
+# dropout (attention_lib/exercises/dropout.py)
+WRONG += []
+RIGHT |= {}
+
+# buffers (attention_lib/exercises/buffers.py)
+WRONG += []
+RIGHT |= {}
+
+# multi-head (attention_lib/exercises/multihead.py)
+WRONG += []
+RIGHT |= {}
+
+# cross-attention (attention_lib/exercises/cross.py)
+WRONG += []
+RIGHT |= {}
+
+# pytorch-equivalence (attention_lib/exercises/equivalence.py)
+WRONG += []
+RIGHT |= {}
+
+# kv-cache (attention_lib/exercises/kv_cache.py)
+WRONG += []
+RIGHT |= {}
+
+# grouped-query (attention_lib/exercises/grouped_query.py)
+WRONG += []
+RIGHT |= {}
+
+# attention-backends (attention_lib/exercises/backends.py)
+WRONG += []
+RIGHT |= {}
+
 
 def _answer(code: str):
     namespace = {"torch": torch, "nn": nn}
