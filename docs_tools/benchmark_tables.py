@@ -53,6 +53,16 @@ def kv_cache_decode() -> list[str]:
     ]
 
 
+def kv_cache_decode_gpu() -> list[str]:
+    decode = load("kv-cache-cuda")["decode"]
+    return [
+        _row(f"{n:,}", f"{recompute:.2f}", f"{cached:.2f}", f"{ratio:.1f}×")
+        for n, recompute, cached, ratio in zip(
+            decode["context"], decode["recompute_ms"], decode["cached_ms"], decode["ratio"], strict=True
+        )
+    ]
+
+
 def gqa_decode() -> list[str]:
     decode = load("kv-cache-cpu")["decode"]
     return [
@@ -61,16 +71,23 @@ def gqa_decode() -> list[str]:
     ]
 
 
-def attention_paths() -> list[str]:
-    """Each path at the largest number of tokens: forward ms and MiB, forward + backward ms and MiB."""
-    data = load("attention-cpu")
+def attention_paths(name: str = "attention-cpu") -> list[str]:
+    """Each path at the largest number of tokens: forward ms and MiB, forward + backward ms and MiB (a GPU's
+    milliseconds with two decimals, its MiB whole)."""
+    data = load(name)
+    gpu = data["provenance"]["device"] == "cuda"
+    ms, mib = (",.2f", ",.0f") if gpu else (",.0f", ",.1f")
     rows = []
     for path, label in PATH_LABELS.items():
         cells = [label]
         for mode in ("forward", "forward_backward"):
-            cells += [f"{data['ms'][mode][path][-1]:,.0f}", f"{data['mib'][mode][path][-1]:,.1f}"]
+            cells += [format(data["ms"][mode][path][-1], ms), format(data["mib"][mode][path][-1], mib)]
         rows.append(_row(*cells))
     return rows
+
+
+def attention_paths_gpu() -> list[str]:
+    return attention_paths("attention-cuda-bfloat16")
 
 
 def training_ratios() -> list[str]:
@@ -106,6 +123,19 @@ def attention_numbers() -> list[str]:
     ]
 
 
+def gpu_numbers() -> list[str]:
+    """What the GPU paragraph takes from the GPU data, at the most tokens: the mask's cost on SDPA alone, and
+    how much slower and larger the explicit path's forward is than our module's."""
+    data = load("attention-cuda-bfloat16")
+    forward, memory = data["ms"]["forward"], data["mib"]["forward"]
+    return [
+        f"{data['tokens'][-1]:,}",
+        f"{forward['sdpa_bool_mask'][-1] / forward['sdpa_is_causal'][-1]:.1f}",
+        f"{forward['ours_explicit'][-1] / forward['ours'][-1]:.0f}",
+        f"{memory['ours_explicit'][-1] / memory['ours'][-1]:.0f}",
+    ]
+
+
 def claims(page: str) -> list[str]:
     """What the page's words say about the data that no longer holds (its sentences are not numbers)."""
     found = []
@@ -114,6 +144,10 @@ def claims(page: str) -> list[str]:
         at_1024 = decode["ratio"][decode["context"].index(1024)]
         if not 10 <= at_1024 < 100:
             found.append(f"the summary says a cached step at 1,024 tokens is tens of times cheaper: {at_1024}x")
+        gpu = load("kv-cache-cuda")["decode"]
+        ratios = dict(zip(gpu["context"], gpu["ratio"], strict=True))
+        if not ratios[1024] < 1 < ratios[2048]:
+            found.append(f"the page says that on the GPU the cache pays between 1,024 and 2,048 tokens: {ratios}")
     if page == "attention-backends.md":
         hinted = load("attention-cpu")["ratios"]["forward_backward_torch_mha_is_causal"][-1]
         if abs(hinted - 1) > 0.1:
@@ -122,7 +156,7 @@ def claims(page: str) -> list[str]:
 
 
 #: The numbers each page's prose takes from the data (they must appear in the page, in every language).
-NUMBERS: dict[str, Callable[[], list[str]]] = {"attention-backends.md": attention_numbers}
+NUMBERS: dict[str, Callable[[], list[str]]] = {"attention-backends.md": lambda: attention_numbers() + gpu_numbers()}
 
 
 @dataclass(frozen=True)
@@ -134,11 +168,15 @@ class Table:
 
 #: The tables of each page (file name within a language's folder).
 TABLES = {
-    "kv-cache.md": [Table("decode", kv_cache_decode, "kv-cache-cpu")],
+    "kv-cache.md": [
+        Table("decode", kv_cache_decode, "kv-cache-cpu"),
+        Table("GPU decode", kv_cache_decode_gpu, "kv-cache-cuda"),
+    ],
     "grouped-query.md": [Table("decode", gqa_decode, "kv-cache-cpu")],
     "attention-backends.md": [
         Table("paths", attention_paths, "attention-cpu"),
         Table("training", training_ratios, "attention-cpu"),
+        Table("GPU paths", attention_paths_gpu, "attention-cuda-bfloat16"),
     ],
 }
 

@@ -32,7 +32,13 @@ def test_a_page_that_no_longer_matches_fails() -> None:
     changed = row.replace(row.split(" | ")[1], "1")  # our module's forward time, as if measured again
     (found,) = benchmark_tables.problems(page, text.replace(row, changed))
     assert "the paths table does not show benchmarks/data/attention-cpu.json" in found
-    (found,) = benchmark_tables.problems(page, text.replace("2026", "2025"))
-    assert "does not name" in found
+    # Both data files (the CPU's and the GPU's) are dated 2026: each one's date is found missing.
+    found = benchmark_tables.problems(page, text.replace("2026", "2025"))
+    assert [problem.split(" from ")[-1] for problem in found] == ["attention-cpu.json", "attention-cuda-bfloat16.json"]
+    assert all("does not name" in problem for problem in found)
+    gpu_row = benchmark_tables.attention_paths_gpu()[0]
+    changed = gpu_row.replace(gpu_row.split(" | ")[1], "0.01")  # as if measured again
+    (found,) = benchmark_tables.problems(page, text.replace(gpu_row, changed))
+    assert "the GPU paths table does not show benchmarks/data/attention-cuda-bfloat16.json" in found
     number = benchmark_tables.attention_numbers()[0]
     assert benchmark_tables.problems(page, text.replace(number, "?")) != []
