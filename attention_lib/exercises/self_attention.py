@@ -46,9 +46,11 @@ WORDS: Messages = {
         "zh": "使用 causal_mask | padding_mask 的 masked_softmax",
     },
     "scale_d_k": {
-        "en": "your weights are too sharp: divide the scores by "
+        # Dividing by d_k shrinks the scores by another sqrt(d_k): the
+        # weights come out flatter than they should, not sharper.
+        "en": "your weights are too flat: divide the scores by "
         "`keys.shape[-1] ** 0.5`, the square root of d_k, not by d_k.",
-        "zh": "你的注意力权重太尖锐了：分数要除以 d_k 的平方根 "
+        "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
         "`keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
     },
     "no_scale": {
