@@ -248,8 +248,84 @@ RIGHT = {
 # Each later chapter's typical wrong answers (WRONG) and one right answer per exercise (RIGHT), one block a chapter.
 
 # scoring-functions (attention_lib/exercises/scoring.py)
-WRONG += []
-RIGHT |= {}
+ADDITIVE = """
+def answer(queries, keys, W_q, W_k, w_v):
+    {lines}
+"""
+SCALED = """
+import math
+
+def answer(queries, keys):
+    return {line}
+"""
+WRONG += [
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = torch.tanh(queries @ W_q.T + keys @ W_k.T)\n    return (features @ w_v.T).squeeze(-1)"
+        ),
+        "pairs",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="q = torch.nn.functional.linear(queries, W_q).unsqueeze(-3)\n"
+            "    k = torch.nn.functional.linear(keys, W_k).unsqueeze(-2)\n"
+            "    return (torch.tanh(q + k) @ w_v.T).squeeze(-1)"
+        ),
+        "transposed",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="q, k = queries @ W_q, keys @ W_k\n"
+            "    return (torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3)) @ w_v.T).squeeze(-1)"
+        ),
+        "layout",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = (queries @ W_q.T).unsqueeze(-2) + (keys @ W_k.T).unsqueeze(-3)\n"
+            "    return (features @ w_v.T).squeeze(-1)"
+        ),
+        "no_tanh",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = torch.tanh((queries @ W_q.T)[..., :, None, :] + (keys @ W_k.T)[..., None, :, :])\n"
+            "    return features.sum(dim=-1)"
+        ),
+        "no_w_v",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = torch.tanh((queries @ W_q.T).unsqueeze(-2) + (keys @ W_k.T).unsqueeze(-3))\n"
+            "    return features @ w_v.T"
+        ),
+        "no_squeeze",
+    ),
+    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.mT / math.sqrt(keys.shape[1])"), "scale_dim1"),
+    (
+        "exercise-scaled-scores-bug",
+        SCALED.format(line="queries @ keys.transpose(-2, -1) / keys.shape[-1]"),
+        "scale_d_k",
+    ),
+    ("exercise-scaled-scores-bug", SCALED.format(line="torch.matmul(queries, keys.transpose(-2, -1))"), "no_scale"),
+    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.T / keys.shape[-1] ** 0.5"), "dot_t"),
+]
+RIGHT |= {
+    "exercise-additive-scores": ADDITIVE.format(
+        lines="linear = torch.nn.functional.linear\n"
+        "    hidden = linear(queries, W_q)[..., :, None, :] + linear(keys, W_k)[..., None, :, :]\n"
+        "    return torch.einsum('...qkh,h->...qk', torch.tanh(hidden), w_v[0])"
+    ),
+    "exercise-scaled-scores-bug": SCALED.format(
+        line="torch.einsum('...qd,...kd->...qk', queries, keys) / math.sqrt(queries.size(-1))"
+    ),
+}
 
 # dropout (attention_lib/exercises/dropout.py)
 WRONG += []
