@@ -328,8 +328,89 @@ RIGHT |= {
 }
 
 # dropout (attention_lib/exercises/dropout.py)
-WRONG += []
-RIGHT |= {}
+EVAL_BUG = """
+import torch.nn.functional as F
+from attention_lib import causal_mask, masked_softmax
+
+class answer(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+        self.p = dropout
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", causal_mask(context_length))
+
+    def forward(self, x):
+        n = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+        attn_weights = masked_softmax(scores, self.mask[:n, :n])
+        {line}
+        return attn_weights @ values
+"""
+WRONG += [
+    ("exercise-inverted-dropout", "def answer(attn_weights, keep, p): return attn_weights * keep / p", "by_p"),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p): return attn_weights.masked_fill(~keep, 0)",
+        "no_scale",
+    ),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p): return attn_weights * keep * (1 - p)",
+        "times_keep",
+    ),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p): return attn_weights.masked_fill(keep, 0.0) / (1 - p)",
+        "keep_polarity",
+    ),
+    (
+        "exercise-inverted-dropout",
+        """
+        def answer(attn_weights, keep, p):
+            dropped = torch.where(keep, attn_weights, torch.zeros_like(attn_weights))
+            return dropped / dropped.sum(dim=-1, keepdim=True)
+        """,
+        "renormalize",
+    ),
+    ("exercise-dropout-eval-bug", EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, self.p)"), "eval"),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="attn_weights = self.dropout(attn_weights) if self.training else attn_weights * (1 - self.p)"
+        ),
+        "eval_scale",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, self.p, training=False)"),
+        "never_train",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, 1 - self.p, training=self.training)"),
+        "keep_prob",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="if self.training:\n"
+            "            keep = torch.empty_like(attn_weights).bernoulli_(1 - self.p)\n"
+            "            attn_weights = attn_weights * keep / self.p"
+        ),
+        "by_p",
+    ),
+]
+RIGHT |= {
+    "exercise-inverted-dropout": """
+        def answer(attn_weights, keep, p):
+            return torch.where(keep, attn_weights / (1 - p), 0.0)
+        """,
+    "exercise-dropout-eval-bug": EVAL_BUG.format(line="attn_weights = self.dropout(attn_weights)"),
+}
 
 # buffers (attention_lib/exercises/buffers.py)
 WRONG += []
