@@ -248,12 +248,169 @@ RIGHT = {
 # Each later chapter's typical wrong answers (WRONG) and one right answer per exercise (RIGHT), one block a chapter.
 
 # scoring-functions (attention_lib/exercises/scoring.py)
-WRONG += []
-RIGHT |= {}
+ADDITIVE = """
+def answer(queries, keys, W_q, W_k, w_v):
+    {lines}
+"""
+SCALED = """
+import math
+
+def answer(queries, keys):
+    return {line}
+"""
+WRONG += [
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = torch.tanh(queries @ W_q.T + keys @ W_k.T)\n    return (features @ w_v.T).squeeze(-1)"
+        ),
+        "pairs",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="q = torch.nn.functional.linear(queries, W_q).unsqueeze(-3)\n"
+            "    k = torch.nn.functional.linear(keys, W_k).unsqueeze(-2)\n"
+            "    return (torch.tanh(q + k) @ w_v.T).squeeze(-1)"
+        ),
+        "transposed",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="q, k = queries @ W_q, keys @ W_k\n"
+            "    return (torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3)) @ w_v.T).squeeze(-1)"
+        ),
+        "layout",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = (queries @ W_q.T).unsqueeze(-2) + (keys @ W_k.T).unsqueeze(-3)\n"
+            "    return (features @ w_v.T).squeeze(-1)"
+        ),
+        "no_tanh",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = torch.tanh((queries @ W_q.T)[..., :, None, :] + (keys @ W_k.T)[..., None, :, :])\n"
+            "    return features.sum(dim=-1)"
+        ),
+        "no_w_v",
+    ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="features = torch.tanh((queries @ W_q.T).unsqueeze(-2) + (keys @ W_k.T).unsqueeze(-3))\n"
+            "    return features @ w_v.T"
+        ),
+        "no_squeeze",
+    ),
+    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.mT / math.sqrt(keys.shape[1])"), "scale_dim1"),
+    (
+        "exercise-scaled-scores-bug",
+        SCALED.format(line="queries @ keys.transpose(-2, -1) / keys.shape[-1]"),
+        "scale_d_k",
+    ),
+    ("exercise-scaled-scores-bug", SCALED.format(line="torch.matmul(queries, keys.transpose(-2, -1))"), "no_scale"),
+    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.T / keys.shape[-1] ** 0.5"), "dot_t"),
+]
+RIGHT |= {
+    "exercise-additive-scores": ADDITIVE.format(
+        lines="linear = torch.nn.functional.linear\n"
+        "    hidden = linear(queries, W_q)[..., :, None, :] + linear(keys, W_k)[..., None, :, :]\n"
+        "    return torch.einsum('...qkh,h->...qk', torch.tanh(hidden), w_v[0])"
+    ),
+    "exercise-scaled-scores-bug": SCALED.format(
+        line="torch.einsum('...qd,...kd->...qk', queries, keys) / math.sqrt(queries.size(-1))"
+    ),
+}
 
 # dropout (attention_lib/exercises/dropout.py)
-WRONG += []
-RIGHT |= {}
+EVAL_BUG = """
+import torch.nn.functional as F
+from attention_lib import causal_mask, masked_softmax
+
+class answer(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+        self.p = dropout
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", causal_mask(context_length))
+
+    def forward(self, x):
+        n = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+        attn_weights = masked_softmax(scores, self.mask[:n, :n])
+        {line}
+        return attn_weights @ values
+"""
+WRONG += [
+    ("exercise-inverted-dropout", "def answer(attn_weights, keep, p): return attn_weights * keep / p", "by_p"),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p): return attn_weights.masked_fill(~keep, 0)",
+        "no_scale",
+    ),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p): return attn_weights * keep * (1 - p)",
+        "times_keep",
+    ),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p): return attn_weights.masked_fill(keep, 0.0) / (1 - p)",
+        "keep_polarity",
+    ),
+    (
+        "exercise-inverted-dropout",
+        """
+        def answer(attn_weights, keep, p):
+            dropped = torch.where(keep, attn_weights, torch.zeros_like(attn_weights))
+            return dropped / dropped.sum(dim=-1, keepdim=True)
+        """,
+        "renormalize",
+    ),
+    ("exercise-dropout-eval-bug", EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, self.p)"), "eval"),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="attn_weights = self.dropout(attn_weights) if self.training else attn_weights * (1 - self.p)"
+        ),
+        "eval_scale",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, self.p, training=False)"),
+        "never_train",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, 1 - self.p, training=self.training)"),
+        "keep_prob",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="if self.training:\n"
+            "            keep = torch.empty_like(attn_weights).bernoulli_(1 - self.p)\n"
+            "            attn_weights = attn_weights * keep / self.p"
+        ),
+        "by_p",
+    ),
+]
+RIGHT |= {
+    "exercise-inverted-dropout": """
+        def answer(attn_weights, keep, p):
+            return torch.where(keep, attn_weights / (1 - p), 0.0)
+        """,
+    "exercise-dropout-eval-bug": EVAL_BUG.format(line="attn_weights = self.dropout(attn_weights)"),
+}
 
 # buffers (attention_lib/exercises/buffers.py)
 WRONG += []
