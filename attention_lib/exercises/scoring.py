@@ -81,7 +81,7 @@ WORDS: Messages = {
     "scale_d_k": {
         "en": "your scores are too small and the weights too flat: divide "
         "by the square root of d_k, `keys.shape[-1] ** 0.5`, not by d_k.",
-        "zh": "你的分数太小，权重太平了：要除以 d_k 的平方根 "
+        "zh": "你的分数太小，权重太平坦了：要除以 d_k 的平方根 "
         "`keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
     },
     "no_scale": {
