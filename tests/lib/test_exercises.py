@@ -417,8 +417,88 @@ WRONG += []
 RIGHT |= {}
 
 # multi-head (attention_lib/exercises/multihead.py)
-WRONG += []
-RIGHT |= {}
+MULTIHEAD_SPLIT = """
+def answer(x, num_heads):
+    b, t, d_out = x.shape
+    head_dim = d_out // num_heads
+    return {line}
+"""
+MULTIHEAD_MODULE = """
+class answer(nn.Module):
+    def __init__(self, d_in, d_out, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+        self.{out_proj} = nn.Linear(d_out, d_out)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        h, d_out = self.num_heads, self.W_query.out_features
+        hd = d_out // h
+        q, k, v = (w(x).view(b, t, h, hd).transpose(1, 2) for w in (self.W_query, self.W_key, self.W_value))
+        scores = q @ k.transpose(2, 3)
+        {mask}
+        context = torch.softmax(scores / {scale}, dim=-1) @ v
+        return self.{out_proj}({merge})
+"""
+MULTIHEAD_RIGHT_PARTS = {
+    "out_proj": "out_proj",
+    "mask": "scores = scores.masked_fill(torch.ones(t, t).triu(1).bool(), -torch.inf)",
+    "scale": "hd ** 0.5",
+    "merge": "context.transpose(1, 2).contiguous().view(b, t, d_out)",
+}
+
+
+def _multihead_module(**changes: str) -> str:
+    return MULTIHEAD_MODULE.format(**(MULTIHEAD_RIGHT_PARTS | changes))
+
+
+WRONG += [
+    ("exercise-split-heads-by-hand", MULTIHEAD_SPLIT.format(line="x.view(b, num_heads, t, head_dim)"), "split_view"),
+    (
+        "exercise-split-heads-by-hand",
+        MULTIHEAD_SPLIT.format(line="x.reshape(b, t, num_heads, head_dim)"),
+        "no_transpose",
+    ),
+    (
+        "exercise-split-heads-by-hand",
+        MULTIHEAD_SPLIT.format(line="x.view(b, t, head_dim, num_heads).transpose(1, 2)"),
+        "wrong_axis",
+    ),
+    ("exercise-merge-heads-bug", _multihead_module(merge="context.reshape(b, t, d_out)"), "merge_view"),
+    ("exercise-merge-heads-bug", _multihead_module(merge="context.transpose(1, 2).view(b, t, -1)"), "contiguous"),
+    ("exercise-merge-heads-bug", _multihead_module(scale="d_out ** 0.5"), "scale_d_out"),
+    ("exercise-merge-heads-bug", _multihead_module(scale="hd"), "scale_d_k"),
+    ("exercise-merge-heads-bug", _multihead_module(mask="pass"), "no_mask"),
+    ("exercise-merge-heads-bug", _multihead_module(out_proj="proj"), "names"),
+]
+RIGHT |= {
+    "exercise-split-heads-by-hand": MULTIHEAD_SPLIT.format(
+        line="x.reshape(b, t, num_heads, head_dim).permute(0, 2, 1, 3)"
+    ),
+    "exercise-merge-heads-bug": """
+        class answer(nn.Module):
+            def __init__(self, d_in, d_out, num_heads):
+                super().__init__()
+                self.num_heads = num_heads
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+                self.W_value = nn.Linear(d_in, d_out, bias=False)
+                self.out_proj = nn.Linear(d_out, d_out)
+
+            def forward(self, x):
+                b, t, d_in = x.shape
+                heads = [
+                    self.W_query(x).unflatten(-1, (self.num_heads, -1)).permute(0, 2, 1, 3),
+                    self.W_key(x).unflatten(-1, (self.num_heads, -1)).permute(0, 2, 1, 3),
+                    self.W_value(x).unflatten(-1, (self.num_heads, -1)).permute(0, 2, 1, 3),
+                ]
+                context = torch.nn.functional.scaled_dot_product_attention(*heads, is_causal=True)
+                return self.out_proj(context.permute(0, 2, 1, 3).flatten(2))
+        """,
+}
 
 # cross-attention (attention_lib/exercises/cross.py)
 WRONG += []
