@@ -264,8 +264,104 @@ WRONG += []
 RIGHT |= {}
 
 # cross-attention (attention_lib/exercises/cross.py)
-WRONG += []
-RIGHT |= {}
+CROSS = """
+def answer(x_1, x_2, W_query, W_key, W_value):
+    {lines}
+    return torch.softmax(scores / keys.shape[-1] {scale}, dim={dim}) @ values
+"""
+PADDED = """
+def answer(queries, keys, values, valid_lens):
+    scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+    padding = torch.arange(keys.shape[1]) >= valid_lens[:, None]
+    {lines}
+"""
+RIGHT_CROSS = "queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value\n    scores = queries @ keys.mT"
+WRONG += [
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_1 @ W_key, x_1 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "kv_from_x1",
+    ),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_2 @ W_query, x_2 @ W_key, x_2 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "queries_from_x2",
+    ),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_1 @ W_key, x_2 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "keys_from_x1",
+    ),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_1 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "values_from_x1",
+    ),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="", dim=-1), "scale_d_k"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0", dim=-1), "no_scale"),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value\n    scores = queries @ keys.T",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "dot_t",
+    ),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=0), "softmax_queries"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=-2), "softmax_queries"),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(
+            lines="return torch.softmax(scores.masked_fill(padding.unsqueeze(-1), -torch.inf), dim=-1) @ values"
+        ),
+        "mask_queries",
+    ),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(padding[..., None], -1e9), dim=-1) @ values"),
+        "mask_queries_finite",
+    ),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(~padding[:, None], -torch.inf), -1) @ values"),
+        "inverted",
+    ),
+    ("exercise-cross-padding-bug", PADDED.format(lines="return torch.softmax(scores, dim=-1) @ values"), "no_mask"),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(padding[:, None], 0), dim=-1) @ values"),
+        "zero_fill",
+    ),
+]
+RIGHT |= {
+    "exercise-cross-attention": """
+        def answer(x_1, x_2, W_query, W_key, W_value):
+            q, k, v = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        """,
+    "exercise-cross-padding-bug": """
+        def answer(queries, keys, values, valid_lens):
+            keep = torch.arange(keys.shape[1])[None, None, :] < valid_lens[:, None, None]
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=keep)
+        """,
+}
 
 # pytorch-equivalence (attention_lib/exercises/equivalence.py)
 WRONG += []
