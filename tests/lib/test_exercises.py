@@ -501,8 +501,104 @@ RIGHT |= {
 }
 
 # cross-attention (attention_lib/exercises/cross.py)
-WRONG += []
-RIGHT |= {}
+CROSS = """
+def answer(x_1, x_2, W_query, W_key, W_value):
+    {lines}
+    return torch.softmax(scores / keys.shape[-1] {scale}, dim={dim}) @ values
+"""
+PADDED = """
+def answer(queries, keys, values, valid_lens):
+    scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+    padding = torch.arange(keys.shape[1]) >= valid_lens[:, None]
+    {lines}
+"""
+RIGHT_CROSS = "queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value\n    scores = queries @ keys.mT"
+WRONG += [
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_1 @ W_key, x_1 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "kv_from_x1",
+    ),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_2 @ W_query, x_2 @ W_key, x_2 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "queries_from_x2",
+    ),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_1 @ W_key, x_2 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "keys_from_x1",
+    ),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_1 @ W_value\n    scores = queries @ keys.mT",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "values_from_x1",
+    ),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="", dim=-1), "scale_d_k"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0", dim=-1), "no_scale"),
+    (
+        "exercise-cross-attention",
+        CROSS.format(
+            lines="queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value\n    scores = queries @ keys.T",
+            scale="** 0.5",
+            dim=-1,
+        ),
+        "dot_t",
+    ),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=0), "softmax_queries"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=-2), "softmax_queries"),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(
+            lines="return torch.softmax(scores.masked_fill(padding.unsqueeze(-1), -torch.inf), dim=-1) @ values"
+        ),
+        "mask_queries",
+    ),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(padding[..., None], -1e9), dim=-1) @ values"),
+        "mask_queries_finite",
+    ),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(~padding[:, None], -torch.inf), -1) @ values"),
+        "inverted",
+    ),
+    ("exercise-cross-padding-bug", PADDED.format(lines="return torch.softmax(scores, dim=-1) @ values"), "no_mask"),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(padding[:, None], 0), dim=-1) @ values"),
+        "zero_fill",
+    ),
+]
+RIGHT |= {
+    "exercise-cross-attention": """
+        def answer(x_1, x_2, W_query, W_key, W_value):
+            q, k, v = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        """,
+    "exercise-cross-padding-bug": """
+        def answer(queries, keys, values, valid_lens):
+            keep = torch.arange(keys.shape[1])[None, None, :] < valid_lens[:, None, None]
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=keep)
+        """,
+}
 
 # pytorch-equivalence (attention_lib/exercises/equivalence.py)
 WRONG += []
@@ -513,8 +609,102 @@ WRONG += []
 RIGHT |= {}
 
 # grouped-query (attention_lib/exercises/grouped_query.py)
-WRONG += []
-RIGHT |= {}
+GQA_FUNCTION = """
+def answer(queries, keys, values):
+    h, g, t, d = queries.shape[1], keys.shape[1], queries.shape[2], queries.shape[3]
+    keys, values = {expand}
+    scores = queries @ keys.transpose(-2, -1) / {scale}
+    {mask}
+    return torch.softmax(scores, dim=-1) @ values
+"""
+INTERLEAVE = "keys.repeat_interleave(h // g, dim=1), values.repeat_interleave(h // g, dim=1)"
+CAUSAL_FILL = "scores = scores.masked_fill(torch.ones(t, t).triu(1).bool(), float('-inf'))"
+GQA_MODULE = """
+class answer(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, num_kv_groups):
+        super().__init__()
+        self.h, self.g, self.hd = num_heads, num_kv_groups, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.hd, bias=False)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.hd, bias=False)
+        self.{out} = nn.Linear(d_out, d_out, bias=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = {split_q}
+        k = self.W_key(x).view(b, t, self.g, self.hd).transpose(1, 2)
+        v = self.W_value(x).view(b, t, self.g, self.hd).transpose(1, 2)
+        k, v = {expand}
+        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+        w = torch.softmax((q @ k.mT / self.hd**0.5).masked_fill(mask, -torch.inf), dim=-1)
+        return self.{out}({merge})
+"""
+SPLIT_Q = "self.W_query(x).view(b, t, self.h, self.hd).transpose(1, 2)"
+MERGE = "(w @ v).transpose(1, 2).reshape(b, t, -1)"
+EXPAND = "k.repeat_interleave(self.h // self.g, 1), v.repeat_interleave(self.h // self.g, 1)"
+
+
+def _gqa_module(out: str = "out_proj", split_q: str = SPLIT_Q, expand: str = EXPAND, merge: str = MERGE) -> str:
+    return GQA_MODULE.format(out=out, split_q=split_q, expand=expand, merge=merge)
+
+
+WRONG += [
+    (
+        "exercise-gqa-attention",
+        GQA_FUNCTION.format(
+            expand="keys.repeat(1, h // g, 1, 1), values.repeat(1, h // g, 1, 1)", scale="d ** 0.5", mask=CAUSAL_FILL
+        ),
+        "repeat",
+    ),
+    (
+        "exercise-gqa-attention",
+        GQA_FUNCTION.format(expand="keys, values", scale="d ** 0.5", mask=CAUSAL_FILL),
+        "no_repeat",
+    ),
+    (
+        "exercise-gqa-attention",
+        GQA_FUNCTION.format(
+            expand="keys.repeat_interleave(g, dim=1), values.repeat_interleave(g, dim=1)",
+            scale="d ** 0.5",
+            mask=CAUSAL_FILL,
+        ),
+        "group_count",
+    ),
+    ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d ** 0.5", mask="pass"), "no_causal"),
+    ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d", mask=CAUSAL_FILL), "scale_d_k"),
+    (
+        "exercise-gqa-repeat-bug",
+        _gqa_module(expand="k.repeat(1, self.h // self.g, 1, 1), v.repeat(1, self.h // self.g, 1, 1)"),
+        "repeat",
+    ),
+    ("exercise-gqa-repeat-bug", _gqa_module(expand="k, v"), "no_repeat"),
+    (
+        "exercise-gqa-repeat-bug",
+        _gqa_module(split_q="self.W_query(x).view(b, self.h, t, self.hd)").replace(
+            ".view(b, t, self.g, self.hd).transpose(1, 2)", ".view(b, self.g, t, self.hd)"
+        ),
+        "view_split",
+    ),
+    (
+        "exercise-gqa-repeat-bug",
+        _gqa_module(split_q="self.W_query(x).view(b, self.h, t, self.hd)"),
+        "view_split_queries",
+    ),
+    ("exercise-gqa-repeat-bug", _gqa_module(merge="(w @ v).reshape(b, t, -1)"), "view_merge"),
+    ("exercise-gqa-repeat-bug", _gqa_module(out="proj"), "gqa_names"),
+]
+RIGHT |= {
+    "exercise-gqa-attention": """
+        def answer(queries, keys, values):
+            group_size = queries.shape[1] // keys.shape[1]
+            b, g, t, d = keys.shape
+            # each key/value head shared, without a copy, by the query heads of its group
+            keys = keys[:, :, None].expand(b, g, group_size, t, d).reshape(b, g * group_size, t, d)
+            values = values[:, :, None].expand(b, g, group_size, t, d).reshape(b, g * group_size, t, d)
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)
+        """,
+    "exercise-gqa-repeat-bug": _gqa_module(),
+}
 
 # attention-backends (attention_lib/exercises/backends.py)
 WRONG += []
