@@ -66,9 +66,9 @@ WORDS: Messages = {
         "的一个词元。",
     },
     "scale_d_k": {
-        "en": "your weights are too sharp: divide the scores by the square "
+        "en": "your weights are too flat: divide the scores by the square "
         "root of d_k, `keys.shape[-1] ** 0.5`, not by d_k.",
-        "zh": "你的注意力权重太尖锐了：分数要除以 d_k 的平方根 "
+        "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
         "`keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
     },
     "no_scale": {
