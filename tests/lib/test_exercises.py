@@ -387,8 +387,63 @@ WRONG += []
 RIGHT |= {}
 
 # attention-backends (attention_lib/exercises/backends.py)
-WRONG += []
-RIGHT |= {}
+CAUSAL_SDPA = """
+def answer(queries, keys, values, key_padding_mask=None):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    if key_padding_mask is None:
+        return sdpa(queries, keys, values, is_causal=True)
+    n = queries.shape[2]
+    hidden = torch.ones(n, n, dtype=torch.bool).triu(1) | key_padding_mask[:, None, None, :]
+    return sdpa(queries, keys, values, attn_mask={mask})
+"""
+WRONG += [
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden"), "polarity"),
+    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="(~hidden).to(queries.dtype)"), "float_keep"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden.float()"), "float_masked"),
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="~hidden").replace(
+            "sdpa = torch.nn.functional.scaled_dot_product_attention",
+            "queries = queries / queries.shape[-1] ** 0.5\n    sdpa = torch.nn.functional.scaled_dot_product_attention",
+        ),
+        "double_scale",
+    ),
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="~key_padding_mask[:, None, None, :]"),
+        "no_causal",
+    ),
+    (
+        "exercise-causal-sdpa",
+        """
+        def answer(queries, keys, values, key_padding_mask=None):
+            mask = None if key_padding_mask is None else ~key_padding_mask[:, None, None, :]
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)
+        """,
+        "no_causal",
+    ),
+]
+RIGHT |= {
+    "exercise-causal-sdpa": """
+        def answer(queries, keys, values, key_padding_mask=None):
+            n = queries.shape[-2]
+            allowed = torch.ones(n, n, dtype=torch.bool).tril()
+            if key_padding_mask is not None:
+                allowed = allowed & ~key_padding_mask.view(-1, 1, 1, n)
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)
+        """,
+    "exercise-sdpa-float-mask-bug": """
+        def answer(queries, keys, values, key_padding_mask=None):
+            n = queries.shape[-2]
+            bias = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+            if key_padding_mask is not None:
+                bias = bias + torch.zeros(key_padding_mask.shape).masked_fill(key_padding_mask, float("-inf"))[
+                    :, None, None, :
+                ]
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=bias)
+        """,
+}
 
 
 def _answer(code: str):
