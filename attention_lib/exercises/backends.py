@@ -31,7 +31,7 @@ WORDS: Messages = {
         "means the key may be attended to. Pass `~mask` for a mask whose "
         "True means masked out (or `to_sdpa_mask(mask)`).",
         "zh": "SDPA 对布尔 attn_mask 的理解正好相反：True 表示这个键可以被关注。"
-        "True 表示被遮蔽的掩码要取反后再传入：`~mask`"
+        "本站的掩码以 True 表示被遮蔽，传入前要取反：`~mask`"
         "（或 `to_sdpa_mask(mask)`）。",
     },
     "float_keep": {
@@ -40,8 +40,8 @@ WORDS: Messages = {
         "the masked keys keep their weight. Pass the boolean mask itself "
         "(True = may attend), or a float one with -inf where masked.",
         "zh": "浮点型的 attn_mask 会被加到分数上，而不是用来遮住键：你的 1.0 "
-        "只是把可见键的分数加了 1，被遮蔽的键仍然有权重。直接传入布尔掩码，"
-        "True 表示可以关注；或者传入在被遮蔽处为 -inf 的浮点掩码。",
+        "只是把可见键的分数加了 1，被遮蔽的键仍然有权重。应当直接传入布尔掩码，"
+        "其中 True 表示可以关注；也可以传入在被遮蔽处为 -inf 的浮点掩码。",
     },
     "float_masked": {
         "en": "a float attn_mask is added to the scores: your 1.0 raises the "

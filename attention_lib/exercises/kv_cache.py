@@ -46,11 +46,11 @@ WORDS: Messages = {
         "最新的词元就只能看到最前面的几个词元。",
     },
     "no_mask": {
-        "en": "one new token may see every key, but a prompt of several "
-        "tokens may not: each of them still needs the causal mask, aligned "
-        "bottom-right.",
-        "zh": "只有一个新词元时它可以看到所有的键，但包含多个词元的提示词不行："
-        "其中每个词元仍然需要右下对齐的因果掩码。",
+        "en": "one new token may see every key, but when several come at "
+        "once (the prompt, or a piece of a few) each of them still needs "
+        "the causal mask, aligned bottom-right.",
+        "zh": "只有一个新词元时它可以看到所有的键；但一次输入多个词元时"
+        "（提示词，或几个词元的片段），其中每个词元仍然需要右下对齐的因果掩码。",
     },
     "cat_dim": {
         "en": "once the heads are split, the tokens are dimension 2 of "
