@@ -605,8 +605,115 @@ WRONG += []
 RIGHT |= {}
 
 # kv-cache (attention_lib/exercises/kv_cache.py)
-WRONG += []
-RIGHT |= {}
+CACHED = """
+def answer(cache, queries, keys, values):
+    {append}
+    num_new, num_keys = queries.shape[2], keys.shape[2]
+    ones = torch.ones(num_new, num_keys, dtype=torch.bool)
+    {attend}
+"""
+APPEND = """if cache.cache_k is not None:
+        keys = torch.cat([cache.cache_k, keys], dim=2)
+        values = torch.cat([cache.cache_v, values], dim=2)
+    cache.cache_k, cache.cache_v = keys, values"""
+ATTEND = """future = torch.triu(ones, diagonal=1 + num_keys - num_new)
+    scores = (queries @ keys.transpose(2, 3)).masked_fill(future, -torch.inf)
+    return torch.softmax(scores / queries.shape[-1] ** 0.5, dim=-1) @ values"""
+WRONG += [
+    (
+        "exercise-cache-is-causal-bug",
+        CACHED.format(
+            append=APPEND,
+            attend="return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)",
+        ),
+        "top_left",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(append=APPEND, attend=ATTEND.replace("diagonal=1 + num_keys - num_new", "diagonal=1")),
+        "top_left",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(
+            append=APPEND,
+            attend="return torch.softmax(queries @ keys.transpose(2, 3) / queries.shape[-1] ** 0.5, dim=-1) @ values",
+        ),
+        "no_mask",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(append=APPEND, attend=ATTEND.replace("** 0.5", "")),
+        "scale_d_k",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(append=APPEND.replace("dim=2", "dim=1"), attend=ATTEND),
+        "cat_dim",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(
+            append="keys = torch.cat([cache.cache_k, keys], dim=2)\n"
+            "    values = torch.cat([cache.cache_v, values], dim=2)\n"
+            "    cache.cache_k, cache.cache_v = keys, values",
+            attend=ATTEND,
+        ),
+        "empty",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(
+            append=APPEND.replace("[cache.cache_k, keys]", "[keys, cache.cache_k]").replace(
+                "[cache.cache_v, values]", "[values, cache.cache_v]"
+            ),
+            attend=ATTEND,
+        ),
+        "new_first",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(append=APPEND.replace("cache.cache_k, cache.cache_v = keys, values", "pass"), attend=ATTEND),
+        "no_store",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(
+            append="new_k, new_v = keys, values\n    " + APPEND.replace("= keys, values", "= new_k, new_v"),
+            attend=ATTEND,
+        ),
+        "store_new",
+    ),
+]
+RIGHT |= {
+    "exercise-cached-attention": """
+        def answer(cache, queries, keys, values):
+            if cache.cache_k is None:
+                cache.cache_k, cache.cache_v = keys, values
+            else:
+                cache.cache_k = torch.cat((cache.cache_k, keys), dim=-2)
+                cache.cache_v = torch.cat((cache.cache_v, values), dim=-2)
+            num_past = cache.cache_k.shape[2] - queries.shape[2]
+            allowed = torch.ones(queries.shape[2], cache.cache_k.shape[2], dtype=torch.bool).tril(num_past)
+            return torch.nn.functional.scaled_dot_product_attention(
+                queries, cache.cache_k, cache.cache_v, attn_mask=allowed
+            )
+        """,
+    "exercise-cache-is-causal-bug": """
+        def answer(cache, queries, keys, values):
+            if cache.cache_k is not None:
+                keys = torch.cat([cache.cache_k, keys], dim=2)
+                values = torch.cat([cache.cache_v, values], dim=2)
+            cache.cache_k, cache.cache_v = keys, values
+            if keys.shape[2] == queries.shape[2]:  # nothing cached: is_causal's top-left is right
+                return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)
+            scores = torch.einsum("bhqd,bhkd->bhqk", queries, keys) / queries.shape[-1] ** 0.5
+            offset = keys.shape[2] - queries.shape[2]
+            rows = torch.arange(queries.shape[2])[:, None] + offset
+            scores = scores.masked_fill(torch.arange(keys.shape[2]) > rows, float("-inf"))
+            return scores.softmax(dim=-1) @ values
+        """,
+}
 
 # grouped-query (attention_lib/exercises/grouped_query.py)
 GQA_FUNCTION = """
@@ -707,8 +814,63 @@ RIGHT |= {
 }
 
 # attention-backends (attention_lib/exercises/backends.py)
-WRONG += []
-RIGHT |= {}
+CAUSAL_SDPA = """
+def answer(queries, keys, values, key_padding_mask=None):
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    if key_padding_mask is None:
+        return sdpa(queries, keys, values, is_causal=True)
+    n = queries.shape[2]
+    hidden = torch.ones(n, n, dtype=torch.bool).triu(1) | key_padding_mask[:, None, None, :]
+    return sdpa(queries, keys, values, attn_mask={mask})
+"""
+WRONG += [
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden"), "polarity"),
+    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="(~hidden).to(queries.dtype)"), "float_keep"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden.float()"), "float_masked"),
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="~hidden").replace(
+            "sdpa = torch.nn.functional.scaled_dot_product_attention",
+            "queries = queries / queries.shape[-1] ** 0.5\n    sdpa = torch.nn.functional.scaled_dot_product_attention",
+        ),
+        "double_scale",
+    ),
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="~key_padding_mask[:, None, None, :]"),
+        "no_causal",
+    ),
+    (
+        "exercise-causal-sdpa",
+        """
+        def answer(queries, keys, values, key_padding_mask=None):
+            mask = None if key_padding_mask is None else ~key_padding_mask[:, None, None, :]
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=mask)
+        """,
+        "no_causal",
+    ),
+]
+RIGHT |= {
+    "exercise-causal-sdpa": """
+        def answer(queries, keys, values, key_padding_mask=None):
+            n = queries.shape[-2]
+            allowed = torch.ones(n, n, dtype=torch.bool).tril()
+            if key_padding_mask is not None:
+                allowed = allowed & ~key_padding_mask.view(-1, 1, 1, n)
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)
+        """,
+    "exercise-sdpa-float-mask-bug": """
+        def answer(queries, keys, values, key_padding_mask=None):
+            n = queries.shape[-2]
+            bias = torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+            if key_padding_mask is not None:
+                bias = bias + torch.zeros(key_padding_mask.shape).masked_fill(key_padding_mask, float("-inf"))[
+                    :, None, None, :
+                ]
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=bias)
+        """,
+}
 
 
 def _answer(code: str):
