@@ -87,9 +87,9 @@ WORDS: Messages = {
         "而不只是新的那几个。",
     },
     "scale_d_k": {
-        "en": "your weights are too sharp: divide the scores by "
+        "en": "your weights are too flat: divide the scores by "
         "`head_dim ** 0.5`, the square root of d_k, not by d_k.",
-        "zh": "你的注意力权重太尖锐了：分数要除以 d_k 的平方根 "
+        "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
         "`head_dim ** 0.5`，而不是 d_k 本身。",
     },
 }
