@@ -256,8 +256,95 @@ WRONG += []
 RIGHT |= {}
 
 # buffers (attention_lib/exercises/buffers.py)
-WRONG += []
-RIGHT |= {}
+CAUSAL_HEAD = """
+class answer(nn.Module):
+    def __init__(self, d_in, d_out, context_length):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+        future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+        {keep}
+
+    def forward(self, x):
+        n = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+        return torch.softmax(scores.masked_fill({mask}, {fill}), dim=-1) @ values
+"""
+BUFFER = 'self.register_buffer("mask", future, persistent=False)'
+WRONG += [
+    (
+        "exercise-mask-attribute-bug",
+        CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask[:n, :n]", fill="-torch.inf"),
+        "attribute",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask[:n, :n].to(x.device)", fill="-torch.inf"),
+        "attribute",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(
+            keep="self.mask = nn.Parameter(future.float())", mask="self.mask[:n, :n].bool()", fill="-torch.inf"
+        ),
+        "parameter",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep='self.register_buffer("mask", future)', mask="self.mask[:n, :n]", fill="-torch.inf"),
+        "persistent",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(
+            keep='self.register_buffer("causal", future, persistent=False)',
+            mask="self.causal[:n, :n]",
+            fill="-torch.inf",
+        ),
+        "name",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-1e9"),
+        "fill_1e9",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n].T", fill="-torch.inf"),
+        "inverted",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace(
+            "scores.masked_fill(self.mask[:n, :n], -torch.inf)", "scores"
+        ),
+        "no_mask",
+    ),
+]
+RIGHT |= {
+    # the book's float mask, turned into booleans in forward
+    "exercise-causal-buffer": CAUSAL_HEAD.format(
+        keep='self.register_buffer("mask", future.float(), persistent=False)',
+        mask="self.mask.bool()[:n, :n]",
+        fill="float('-inf')",
+    ),
+    "exercise-mask-attribute-bug": """
+        class answer(nn.Module):
+            def __init__(self, d_in, d_out, context_length):
+                super().__init__()
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+                self.W_value = nn.Linear(d_in, d_out, bias=False)
+                self.register_buffer("mask", torch.ones(context_length, context_length).tril().bool(), persistent=False)
+
+            def forward(self, x):
+                n = x.shape[1]
+                q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[:n, :n])
+        """,
+}
 
 # multi-head (attention_lib/exercises/multihead.py)
 WRONG += []
