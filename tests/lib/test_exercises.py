@@ -413,8 +413,95 @@ RIGHT |= {
 }
 
 # buffers (attention_lib/exercises/buffers.py)
-WRONG += []
-RIGHT |= {}
+CAUSAL_HEAD = """
+class answer(nn.Module):
+    def __init__(self, d_in, d_out, context_length):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=False)
+        self.W_key = nn.Linear(d_in, d_out, bias=False)
+        self.W_value = nn.Linear(d_in, d_out, bias=False)
+        future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+        {keep}
+
+    def forward(self, x):
+        n = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+        return torch.softmax(scores.masked_fill({mask}, {fill}), dim=-1) @ values
+"""
+BUFFER = 'self.register_buffer("mask", future, persistent=False)'
+WRONG += [
+    (
+        "exercise-mask-attribute-bug",
+        CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask[:n, :n]", fill="-torch.inf"),
+        "attribute",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask[:n, :n].to(x.device)", fill="-torch.inf"),
+        "attribute",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(
+            keep="self.mask = nn.Parameter(future.float())", mask="self.mask[:n, :n].bool()", fill="-torch.inf"
+        ),
+        "parameter",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep='self.register_buffer("mask", future)', mask="self.mask[:n, :n]", fill="-torch.inf"),
+        "persistent",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(
+            keep='self.register_buffer("causal", future, persistent=False)',
+            mask="self.causal[:n, :n]",
+            fill="-torch.inf",
+        ),
+        "name",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-1e9"),
+        "fill_1e9",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n].T", fill="-torch.inf"),
+        "inverted",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace(
+            "scores.masked_fill(self.mask[:n, :n], -torch.inf)", "scores"
+        ),
+        "no_mask",
+    ),
+]
+RIGHT |= {
+    # the book's float mask, turned into booleans in forward
+    "exercise-causal-buffer": CAUSAL_HEAD.format(
+        keep='self.register_buffer("mask", future.float(), persistent=False)',
+        mask="self.mask.bool()[:n, :n]",
+        fill="float('-inf')",
+    ),
+    "exercise-mask-attribute-bug": """
+        class answer(nn.Module):
+            def __init__(self, d_in, d_out, context_length):
+                super().__init__()
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+                self.W_value = nn.Linear(d_in, d_out, bias=False)
+                self.register_buffer("mask", torch.ones(context_length, context_length).tril().bool(), persistent=False)
+
+            def forward(self, x):
+                n = x.shape[1]
+                q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[:n, :n])
+        """,
+}
 
 # multi-head (attention_lib/exercises/multihead.py)
 MULTIHEAD_SPLIT = """
@@ -601,8 +688,108 @@ RIGHT |= {
 }
 
 # pytorch-equivalence (attention_lib/exercises/equivalence.py)
-WRONG += []
-RIGHT |= {}
+COPY_INTO_TORCH = """
+def answer(torch_mha, mha):
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([{weights}]))
+        {in_bias}
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        {out_bias}
+"""
+QKV = "mha.W_query.weight, mha.W_key.weight, mha.W_value.weight"
+IN_BIAS = (
+    "torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias])"
+    " if mha.W_query.bias is not None else torch.zeros(3 * mha.d_out))"
+)
+OUT_BIAS = "torch_mha.out_proj.bias.copy_(mha.out_proj.bias)"
+PADDED_SDPA = """
+def answer(queries, keys, values, key_padding_mask):
+    t = queries.shape[-2]
+    causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+    mask = causal | key_padding_mask[:, None, None, :]
+    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, {how})
+"""
+WRONG += [
+    (
+        "exercise-copy-into-torch-mha",
+        COPY_INTO_TORCH.format(
+            weights="mha.W_key.weight, mha.W_query.weight, mha.W_value.weight", in_bias=IN_BIAS, out_bias=OUT_BIAS
+        ),
+        "order",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        COPY_INTO_TORCH.format(
+            weights="mha.W_query.weight.T, mha.W_key.weight.T, mha.W_value.weight.T", in_bias=IN_BIAS, out_bias=OUT_BIAS
+        ),
+        "transpose",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        COPY_INTO_TORCH.format(weights=QKV, in_bias="torch_mha.in_proj_bias.zero_()", out_bias=OUT_BIAS),
+        "in_bias",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        COPY_INTO_TORCH.format(weights=QKV, in_bias="pass", out_bias=OUT_BIAS),
+        "in_bias",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        COPY_INTO_TORCH.format(weights=QKV, in_bias=IN_BIAS, out_bias="pass"),
+        "out_proj",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        """
+        def answer(torch_mha, mha):
+            torch_mha.in_proj_weight = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight])
+        """,
+        "assign",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        """
+        def answer(torch_mha, mha):
+            torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        """,
+        "no_grad",
+    ),
+    (
+        "exercise-copy-into-torch-mha",
+        """
+        def answer(torch_mha, mha):
+            torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, batch_first=True)
+            with torch.no_grad():
+                torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        """,
+        "in_place",
+    ),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask"), "polarity"),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=~key_padding_mask[:, None, None, :]"), "no_causal"),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="is_causal=True"), "no_padding"),
+    (
+        "exercise-sdpa-mask-bug",
+        PADDED_SDPA.format(how="attn_mask=~causal | ~key_padding_mask[:, None, None, :]"),
+        "combine",
+    ),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask.float()"), "float_mask"),
+]
+RIGHT |= {
+    "exercise-copy-into-torch-mha": """
+        def answer(torch_mha, mha):
+            d = mha.d_out
+            with torch.no_grad():
+                for i, layer in enumerate((mha.W_query, mha.W_key, mha.W_value)):
+                    torch_mha.in_proj_weight[i * d : (i + 1) * d] = layer.weight
+                    torch_mha.in_proj_bias[i * d : (i + 1) * d] = 0.0 if layer.bias is None else layer.bias
+            torch_mha.out_proj.load_state_dict(mha.out_proj.state_dict())
+        """,
+    # an additive float mask, 0 to keep and -inf to remove
+    "exercise-sdpa-mask-bug": PADDED_SDPA.format(
+        how="attn_mask=torch.zeros(mask.shape).masked_fill(mask, float('-inf'))"
+    ),
+}
 
 # kv-cache (attention_lib/exercises/kv_cache.py)
 CACHED = """
