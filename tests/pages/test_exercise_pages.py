@@ -41,6 +41,11 @@ def test_a_chapters_exercises_are_its_last_section_and_mix_the_kinds(lang: str) 
         assert kinds & {WRITE, BUG}, f"{lang}/{page}: {kinds}"
 
 
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_chapter_ends_with_exercises(lang: str) -> None:
+    assert sorted(_with_exercises(lang)) == sorted(CHAPTERS)
+
+
 def test_the_checker_knows_every_exercise_a_page_checks_and_no_other() -> None:
     for lang in LANGUAGES:
         checked = [
