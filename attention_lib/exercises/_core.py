@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch import nn
 
 LANGUAGES = ("en", "zh")
 
@@ -258,6 +259,40 @@ def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
     if not torch.isfinite(wrong).all():
         return bool((torch.isnan(wrong) == torch.isnan(out)).all())
     return close(out, wrong)
+
+
+def module_from(answer: Any, *args: int) -> nn.Module:
+    """``answer(*args)``, which must make an ``nn.Module``."""
+    module = call(answer, *args)
+    if not isinstance(module, nn.Module):
+        name = getattr(answer, "__name__", "answer")
+        raise WrongAnswerError(
+            "not_module", "compare", name=name, got=type(module).__name__
+        )
+    return module
+
+
+def linear_named(
+    module: nn.Module, name: str, d_in: int, d_out: int
+) -> nn.Linear:
+    """The reader's ``nn.Linear(d_in, d_out)`` called ``name``: the checks
+    copy the library's weights into it."""
+    layer = getattr(module, name, None)
+    if not isinstance(layer, nn.Linear) or layer.weight.shape != (
+        d_out,
+        d_in,
+    ):
+        raise WrongAnswerError(
+            "no_linear", "names", name=name, d_in=d_in, d_out=d_out
+        )
+    return layer
+
+
+def gradients_reach(module: nn.Module) -> None:
+    """After a backward pass: every trainable parameter has a gradient."""
+    for name, parameter in module.named_parameters():
+        if parameter.requires_grad and parameter.grad is None:
+            raise WrongAnswerError("no_grad", "compare", name=name)
 
 
 def rows_sum_to_one(weights: torch.Tensor, hint: str) -> None:

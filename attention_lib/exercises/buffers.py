@@ -9,7 +9,16 @@ from torch import nn
 
 from ..causal import CausalAttention
 from ..masks import masked_softmax
-from ._core import Exercise, Messages, WrongAnswerError, call, expect
+from ._core import (
+    Exercise,
+    Messages,
+    WrongAnswerError,
+    call,
+    expect,
+    gradients_reach,
+    linear_named,
+    module_from,
+)
 
 COUNT = 20
 
@@ -92,22 +101,12 @@ WORDS: Messages = {
 }
 
 
-def _module(answer: Any, *args: int) -> nn.Module:
-    module = call(answer, *args)
-    if not isinstance(module, nn.Module):
-        name = getattr(answer, "__name__", "answer")
-        raise WrongAnswerError(
-            "not_module", "compare", name=name, got=type(module).__name__
-        )
+def _causal_head(
+    answer: Any, d_in: int, d_out: int, context_length: int
+) -> nn.Module:
+    module = module_from(answer, d_in, d_out, context_length)
     for name in ("W_query", "W_key", "W_value"):
-        layer = getattr(module, name, None)
-        if not isinstance(layer, nn.Linear) or layer.weight.shape != (
-            args[1],
-            args[0],
-        ):
-            raise WrongAnswerError(
-                "no_linear", "names", name=name, d_in=args[0], d_out=args[1]
-            )
+        linear_named(module, name, d_in, d_out)
     return module
 
 
@@ -139,7 +138,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         context_length = 4 + seed % 5
         b, n = 1 + seed % 2, 2 + seed % (context_length - 1)
         torch.manual_seed(seed)
-        module = _module(answer, d_in, d_out, context_length)
+        module = _causal_head(answer, d_in, d_out, context_length)
         reference = CausalAttention(d_in, d_out, context_length, 0.0)
         _load(module, reference.state_dict())
 
@@ -159,9 +158,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(module, x, wrong=wrong)
         expect(out, expected, "output", wrong)
         out.sum().backward()
-        for name, parameter in module.named_parameters():
-            if parameter.requires_grad and parameter.grad is None:
-                raise WrongAnswerError("no_grad", "compare", name=name)
+        gradients_reach(module)
 
         # A model converted to float16, as for inference on a GPU.
         def fill_1e9() -> object:
@@ -183,7 +180,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
         # The meta device moves a module anywhere CPU-only code runs: a
         # mask that stays on the CPU fails here as it would on a GPU.
-        moved = _module(answer, d_in, d_out, context_length).to("meta")
+        moved = _causal_head(answer, d_in, d_out, context_length).to("meta")
         try:
             call(moved, torch.empty(b, n, d_in, device="meta"))
         except WrongAnswerError as failure:

@@ -10,8 +10,14 @@ from torch import nn
 
 from ..causal import CausalAttention
 from ..masks import causal_mask, masked_softmax
-from ._core import Exercise, Messages, WrongAnswerError, call, expect
-from .self_attention import _linear
+from ._core import (
+    Exercise,
+    Messages,
+    WrongAnswerError,
+    call,
+    expect,
+    linear_named,
+)
 
 #: How many random inputs each check tries.
 COUNT = 20
@@ -160,7 +166,7 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         reference = CausalAttention(d_in, d_out, n, p)
         with torch.no_grad():
             for name in ("W_query", "W_key", "W_value"):
-                layer = _linear(module, name, d_in, d_out)
+                layer = linear_named(module, name, d_in, d_out)
                 layer.weight.copy_(getattr(reference, name).weight)
                 if layer.bias is not None:
                     layer.bias.zero_()

@@ -12,7 +12,15 @@ from torch import nn
 from ..grouped_query import SDPA_HAS_GQA, GroupedQueryAttention
 from ..heads import merge_heads, split_heads
 from ..masks import causal_mask, masked_softmax
-from ._core import Exercise, Messages, WrongAnswerError, call, expect
+from ._core import (
+    Exercise,
+    Messages,
+    WrongAnswerError,
+    call,
+    expect,
+    gradients_reach,
+    module_from,
+)
 
 COUNT = 20
 
@@ -189,16 +197,6 @@ def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [("shape", shape), ("values", values), ("groups", {})]
 
 
-def _module(answer: Any, *args: int) -> nn.Module:
-    module = call(answer, *args)
-    if not isinstance(module, nn.Module):
-        name = getattr(answer, "__name__", "answer")
-        raise WrongAnswerError(
-            "not_module", "compare", name=name, got=type(module).__name__
-        )
-    return module
-
-
 def _copy_linear(module: nn.Module, name: str, source: nn.Linear) -> None:
     layer = getattr(module, name, None)
     d_out, d_in = source.weight.shape
@@ -221,7 +219,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         head_dim, d_in = 2 + seed % 2, 3 + seed % 3
         b, t, d_out = 1 + seed % 2, 2 + seed % 4, h * head_dim
         torch.manual_seed(seed)
-        module = _module(answer, d_in, d_out, h, g)
+        module = module_from(answer, d_in, d_out, h, g)
         reference = GroupedQueryAttention(d_in, d_out, 0.0, h, g)
         for name in ("W_query", "W_key", "W_value", "out_proj"):
             _copy_linear(module, name, getattr(reference, name))
@@ -264,9 +262,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         result = call(module, x, wrong=wrong)
         expect(result, expected, "output", wrong)
         result.sum().backward()
-        for name, parameter in module.named_parameters():
-            if parameter.requires_grad and parameter.grad is None:
-                raise WrongAnswerError("no_grad", "compare", name=name)
+        gradients_reach(module)
 
     for seed in range(COUNT):
         once(seed)

@@ -13,8 +13,15 @@ from torch import nn
 from ..heads import split_heads
 from ..masks import causal_mask
 from ..multihead import MultiHeadAttention
-from ._core import Exercise, Messages, WrongAnswerError, call, expect
-from .self_attention import _linear
+from ._core import (
+    Exercise,
+    Messages,
+    WrongAnswerError,
+    call,
+    expect,
+    gradients_reach,
+    linear_named,
+)
 
 #: How many random inputs each check tries.
 COUNT = 20
@@ -185,7 +192,7 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         with torch.no_grad():
             for name, (n_in, n_out) in sizes.items():
-                layer = _linear(module, name, n_in, n_out)
+                layer = linear_named(module, name, n_in, n_out)
                 lib_layer = getattr(reference, name)
                 layer.weight.copy_(lib_layer.weight)
                 if layer.bias is not None and lib_layer.bias is not None:
@@ -208,9 +215,7 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expect(out, expected, "output", wrong)
         if out.requires_grad:
             out.sum().backward()
-        for name, parameter in module.named_parameters():
-            if parameter.requires_grad and parameter.grad is None:
-                raise WrongAnswerError("no_grad", "compare", name=name)
+        gradients_reach(module)
 
     for seed in range(COUNT):
         once(seed)

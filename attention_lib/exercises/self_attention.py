@@ -7,16 +7,17 @@ import math
 from typing import Any
 
 import torch
-from torch import nn
 
 from ..masks import causal_mask, masked_softmax, padding_mask
 from ..self_attention import SelfAttentionV1, SelfAttentionV2
 from ._core import (
     Exercise,
     Messages,
-    WrongAnswerError,
     call,
     expect,
+    gradients_reach,
+    linear_named,
+    module_from,
     rows_sum_to_one,
 )
 
@@ -133,28 +134,6 @@ WORDS: Messages = {
 }
 
 
-def _module(answer: Any, *args: int) -> nn.Module:
-    module = call(answer, *args)
-    if not isinstance(module, nn.Module):
-        name = getattr(answer, "__name__", "answer")
-        raise WrongAnswerError(
-            "not_module", "compare", name=name, got=type(module).__name__
-        )
-    return module
-
-
-def _linear(module: nn.Module, name: str, d_in: int, d_out: int) -> nn.Linear:
-    layer = getattr(module, name, None)
-    if not isinstance(layer, nn.Linear) or layer.weight.shape != (
-        d_out,
-        d_in,
-    ):
-        raise WrongAnswerError(
-            "no_linear", "names", name=name, d_in=d_in, d_out=d_out
-        )
-    return layer
-
-
 def _attend(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -169,11 +148,11 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         d_in, d_out, n = 2 + seed % 3, 1 + seed % 4, 2 + seed % 5
         torch.manual_seed(seed)
-        module = _module(answer, d_in, d_out)
+        module = module_from(answer, d_in, d_out)
         reference = SelfAttentionV2(d_in, d_out)
         with torch.no_grad():
             for name in ("W_query", "W_key", "W_value"):
-                layer = _linear(module, name, d_in, d_out)
+                layer = linear_named(module, name, d_in, d_out)
                 layer.weight.copy_(getattr(reference, name).weight)
                 if layer.bias is not None:
                     layer.bias.zero_()
@@ -195,9 +174,7 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expected = reference(x)
         expect(out, expected.detach(), "output", wrong)
         out.sum().backward()
-        for name, parameter in module.named_parameters():
-            if parameter.requires_grad and parameter.grad is None:
-                raise WrongAnswerError("no_grad", "compare", name=name)
+        gradients_reach(module)
 
     for seed in range(COUNT):
         once(seed)
