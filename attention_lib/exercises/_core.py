@@ -288,6 +288,23 @@ def linear_named(
     return layer
 
 
+def copy_weights(
+    module: nn.Module,
+    reference: nn.Module,
+    names: tuple[str, ...],
+    d_in: int,
+    d_out: int,
+) -> None:
+    """Give the reader's layers called ``names`` the library module's
+    weights; a bias the reader added starts at zero, as the library has none."""
+    with torch.no_grad():
+        for name in names:
+            layer = linear_named(module, name, d_in, d_out)
+            layer.weight.copy_(getattr(reference, name).weight)
+            if layer.bias is not None:
+                layer.bias.zero_()
+
+
 def gradients_reach(module: nn.Module) -> None:
     """After a backward pass: every trainable parameter has a gradient."""
     for name, parameter in module.named_parameters():

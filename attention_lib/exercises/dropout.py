@@ -15,8 +15,8 @@ from ._core import (
     Messages,
     WrongAnswerError,
     call,
+    copy_weights,
     expect,
-    linear_named,
 )
 
 #: How many random inputs each check tries.
@@ -164,12 +164,8 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             got = type(module).__name__
             raise WrongAnswerError("not_module", "compare", name=name, got=got)
         reference = CausalAttention(d_in, d_out, n, p)
-        with torch.no_grad():
-            for name in ("W_query", "W_key", "W_value"):
-                layer = linear_named(module, name, d_in, d_out)
-                layer.weight.copy_(getattr(reference, name).weight)
-                if layer.bias is not None:
-                    layer.bias.zero_()
+        names = ("W_query", "W_key", "W_value")
+        copy_weights(module, reference, names, d_in, d_out)
         g = torch.Generator().manual_seed(seed)
         x = torch.rand(2, n, d_in, generator=g)
 

@@ -14,9 +14,9 @@ from ._core import (
     Exercise,
     Messages,
     call,
+    copy_weights,
     expect,
     gradients_reach,
-    linear_named,
     module_from,
     rows_sum_to_one,
 )
@@ -150,12 +150,8 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         torch.manual_seed(seed)
         module = module_from(answer, d_in, d_out)
         reference = SelfAttentionV2(d_in, d_out)
-        with torch.no_grad():
-            for name in ("W_query", "W_key", "W_value"):
-                layer = linear_named(module, name, d_in, d_out)
-                layer.weight.copy_(getattr(reference, name).weight)
-                if layer.bias is not None:
-                    layer.bias.zero_()
+        names = ("W_query", "W_key", "W_value")
+        copy_weights(module, reference, names, d_in, d_out)
         x = torch.rand(n, d_in, generator=torch.Generator().manual_seed(seed))
         with torch.no_grad():
             q = reference.W_query(x)
