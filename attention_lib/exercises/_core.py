@@ -173,9 +173,20 @@ class Result:
         return self.passed
 
 
+#: A space that Chinese text does not take: between two Chinese characters
+#: ("与 权重相同的", where a field starts with Chinese), or beside Chinese
+#: punctuation. A space between Chinese and a word or code stays.
+_CHINESE_SPACE = re.compile(
+    r"(?<=[\u4e00-\u9fff]) +(?=[\u4e00-\u9fff])"
+    r"|(?<=[\u3000-\u303f\uff00-\uffef]) +"
+    r"| +(?=[\u3000-\u303f\uff00-\uffef])"
+)
+
+
 def say(messages: Messages, key: str, lang: str, **fields: Any) -> str:
     text = messages[key]
-    return text.get(lang, text["en"]).format(**fields)
+    said = text.get(lang, text["en"]).format(**fields)
+    return _CHINESE_SPACE.sub("", said) if lang == "zh" else said
 
 
 def call(
@@ -360,9 +371,15 @@ def message(
 
 
 #: A token of text to wrap: a Chinese character (a line may break after any),
-#: a word, or the spaces between words.
+#: a word, or the spaces between words. Chinese punctuation stays with its
+#: neighbour, as Chinese typesetting wants: a line never starts with ，。：；）
+#: and never ends with （.
 _TOKEN = re.compile(
-    r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+|\s+"
+    r"[（“]*"
+    r"(?:[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
+    r"|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef“”]+)"
+    r"[，。：；）、！？”]*"
+    r"|\s+"
 )
 
 

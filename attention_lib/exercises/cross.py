@@ -34,6 +34,10 @@ WORDS: Messages = {
         "en": "attention_lib.DotProductAttention with the same valid lengths",
         "zh": "有效长度相同的 attention_lib.DotProductAttention",
     },
+    "ranks_shape": {
+        "en": "(t1, d_out_v) or (b, t1, d_out_v)",
+        "zh": "(t1, d_out_v) 或 (b, t1, d_out_v)",
+    },
     "both_ranks": {
         "en": "unbatched (t1, d_in) and batched (b, t1, d_in) inputs, "
         "with t1 != t2",
@@ -165,7 +169,7 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
     for seed in range(COUNT):
         once(seed)
-    shape = {"what": "context", "shape": "(t1, d_out_v) or (b, t1, d_out_v)"}
+    shape = {"what": "context", "shape": "ranks_shape"}
     values = {"reference": "lib_cross", "count": COUNT}
     return [("shape", shape), ("values", values), ("both_ranks", {})]
 

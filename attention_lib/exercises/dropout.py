@@ -99,8 +99,8 @@ WORDS: Messages = {
         "en": "in evaluation mode inverted dropout changes nothing: the "
         "survivors were already divided by `1 - p` in training, so do not "
         "multiply by `1 - p` here.",
-        "zh": "评估模式下倒置 Dropout 什么都不改：训练时保留下来的权重已经除以了 "
-        "`1 - p`，这里不要再乘以 `1 - p`。",
+        "zh": "在评估模式下，倒置 Dropout 不做任何改动：训练时保留下来的权重"
+        "已经除以了 `1 - p`，这里不要再乘以 `1 - p`。",
     },
     "never_train": {
         "en": "now dropout is off in training mode too: pass "

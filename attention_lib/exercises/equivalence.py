@@ -62,7 +62,7 @@ WORDS: Messages = {
         "the weights, or zeros when they have none (qkv_bias=False): "
         "whatever it held before stays in the outputs.",
         "zh": "in_proj_bias 是三个投影的偏置，像权重一样堆叠；投影没有偏置时"
-        "（qkv_bias=False）要把它置零：它原先存着的值会留在输出里。",
+        "（qkv_bias=False）要把它置零，否则它原先存着的值会留在输出里。",
     },
     "out_proj": {
         "en": "copy out_proj too, its weight and its bias: our out_proj "
@@ -98,7 +98,7 @@ WORDS: Messages = {
     "no_causal": {
         "en": "an attn_mask replaces is_causal: put the causal mask into it "
         "too, `al.causal_mask(t) | key_padding_mask[:, None, None, :]`.",
-        "zh": "传了 attn_mask 就不再有 is_causal：因果掩码也要放进去，"
+        "zh": "attn_mask 会取代 is_causal：因果掩码也要放进去，"
         "`al.causal_mask(t) | key_padding_mask[:, None, None, :]`。",
     },
     "no_padding": {

@@ -23,7 +23,8 @@ WORDS: Messages = {
     "lib_forward": {
         "en": "the rows of attention_lib.MultiHeadAttention's forward over "
         "the whole sequence",
-        "zh": "对整个序列做一次前向传播的 attention_lib.MultiHeadAttention",
+        "zh": "attention_lib.MultiHeadAttention 对整个序列做一次前向传播"
+        "所得的对应各行",
     },
     "steps": {
         "en": "each sequence fed as a prompt, one new token, then pieces of "

@@ -17,7 +17,7 @@ WORDS: Messages = {
     "scores": {"en": "attention scores", "zh": "注意力分数"},
     "batched": {
         "en": "with and without leading batch or heads dimensions",
-        "zh": "带或不带前面的批量维度、头数维度都一样",
+        "zh": "带与不带前置的批量维度或头数维度都检查过",
     },
     "lib_additive": {
         "en": "attention_lib.additive_scores",

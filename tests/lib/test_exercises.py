@@ -7,6 +7,7 @@ here each exercise's mistakes are listed, as code a reader might write.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -1140,3 +1141,20 @@ def test_long_messages_wrap_at_79_columns_counting_wide_characters_twice() -> No
     assert "".join(line.strip() for line in lines).replace(" ", "") == (
         "提示：" + "很长的中文句子" * 12 + "andsomeEnglishwordsattheend"
     )
+
+
+def test_a_chinese_line_never_starts_with_closing_punctuation_nor_ends_with_an_opening_one() -> None:
+    # "`keys.shape[-1] ** 0.5`，" must not leave "，" alone at the start of the next line.
+    text = wrap("  提示：" + "很长的句子" * 7 + "除以 `keys.shape[-1] ** 0.5`，而不是 d_k（`x`）。", "    ")
+    lines = text.split("\n")
+    assert len(lines) > 1
+    assert not any(line.strip().startswith(("，", "。", "：", "；", "）", "、")) for line in lines)
+    assert not any(line.endswith("（") for line in lines)
+
+
+@pytest.mark.parametrize("exercise", sorted(EXERCISES))
+def test_chinese_messages_put_no_space_between_chinese_characters(exercise: str) -> None:
+    # "与 {reference} 相等" with a reference that starts with Chinese ("权重相同的 …").
+    text = str(diagnose(exercise, _answer(RIGHT[exercise]), lang="zh"))
+    chinese = r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
+    assert not re.search(rf"{chinese} +{chinese}", text.replace("\n    ", "")), text
