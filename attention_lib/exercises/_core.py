@@ -4,6 +4,7 @@ the reader's language."""
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import unicodedata
@@ -70,6 +71,23 @@ PROBLEMS: Messages = {
         "en": "no gradient reaches {name}",
         "zh": "梯度没有传到 {name}",
     },
+    "backward": {
+        "en": "the backward pass through it raised {error}",
+        "zh": "对它做反向传播时抛出了 {error}",
+    },
+    "detached": {
+        "en": "the {what} carry no gradient: they are cut off from the "
+        "weights",
+        "zh": "{what}不带梯度：它们已经和权重断开了",
+    },
+    "mutated": {
+        "en": "it changed its argument `{name}` in place",
+        "zh": "它原地修改了传给它的 `{name}`",
+    },
+    "dtype": {
+        "en": "the {what} are {got}, expected {expected}",
+        "zh": "{what}的数据类型是 {got}，应为 {expected}",
+    },
 }
 
 #: The hints every exercise may give.
@@ -93,6 +111,35 @@ HINTS: Messages = {
         "en": "print your result next to the library's for one small "
         "input, and compare them step by step.",
         "zh": "对同一个小输入，把你的结果和库的结果并排打印出来，一步一步对比。",
+    },
+    "inplace_op": {
+        "en": "an in-place operation (`masked_fill_`, `mul_`, `+=`, `/=`) "
+        "changed a tensor that autograd still needs for the backward pass: "
+        "use the out-of-place form (`masked_fill`, `*`, `x = x / s`).",
+        "zh": "原地操作（`masked_fill_`、`mul_`、`+=`、`/=`）改动了 autograd "
+        "在反向传播时还要用到的张量：改用非原地的写法"
+        "（`masked_fill`、`*`、`x = x / s`）。",
+    },
+    "detached": {
+        "en": "do not `.detach()` the result, or compute it under "
+        "`torch.no_grad()`: training needs the gradients to reach the "
+        "weights.",
+        "zh": "不要对结果调用 `.detach()`，也不要在 `torch.no_grad()` "
+        "下计算它：训练需要梯度一路传回权重。",
+    },
+    "keep_inputs": {
+        "en": "compute on new tensors (`x = x / s`, not `x /= s`): the "
+        "caller's tensors, a module's weights or the page's inputs, must "
+        "stay as they were.",
+        "zh": "在新张量上计算（写 `x = x / s`，不要写 `x /= s`）：调用者的张量，"
+        "比如模块的权重或页面上的输入，必须保持原样。",
+    },
+    "dtype": {
+        "en": "keep the dtype of the inputs: no `.double()`, `.half()` or "
+        "`.float()` on the result, and no tensor made in another dtype "
+        "that promotes it.",
+        "zh": "保持输入的数据类型：不要对结果调用 `.double()`、`.half()` 或 "
+        "`.float()`，也不要用别的数据类型新建张量而让结果被提升。",
     },
 }
 
@@ -195,13 +242,20 @@ def call(
     wrong: Mapping[str, Callable[[], object]] = {},
 ) -> Any:
     """``answer(*args)``; if it raises, and one of the ``wrong`` answers
-    raises the same error, the failure names that wrong answer's hint."""
+    raises the same error, the failure names that wrong answer's hint. The
+    tensors among ``args`` must come back unchanged."""
+    before = [
+        (index, arg.detach().clone())
+        for index, arg in enumerate(args)
+        # A meta tensor has no values to compare.
+        if isinstance(arg, torch.Tensor) and not arg.is_meta
+    ]
     try:
         # Warnings are not failures (a test run may turn them into errors),
         # and a message that depends on the filters in force would vary.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return answer(*args)
+            result = answer(*args)
     except Exception as error:  # the reader's bug, reported as a message
         said = f"{type(error).__name__}: {error}"
         hint = next(
@@ -209,6 +263,26 @@ def call(
             "compare",
         )
         raise WrongAnswerError("raised", hint, error=said) from None
+    for index, copy in before:
+        if not torch.equal(args[index].detach(), copy) and not _same_nan(
+            args[index].detach(), copy
+        ):
+            name = _parameter_name(answer, index)
+            raise WrongAnswerError("mutated", "keep_inputs", name=name)
+    return result
+
+
+def _same_nan(a: torch.Tensor, b: torch.Tensor) -> bool:
+    both_nan = torch.isnan(a) & torch.isnan(b)
+    return a.shape == b.shape and bool(((a == b) | both_nan).all())
+
+
+def _parameter_name(answer: Callable[..., Any], index: int) -> str:
+    try:
+        names = list(inspect.signature(answer).parameters)
+    except (TypeError, ValueError):  # a builtin without a signature
+        names = []
+    return names[index] if index < len(names) else f"argument {index + 1}"
 
 
 def _raises(make: Callable[[], object], said: str) -> bool:
@@ -239,6 +313,14 @@ def expect(
         raise WrongAnswerError("returned_none", "return")
     if not isinstance(out, torch.Tensor):
         raise WrongAnswerError("not_tensor", "compare", got=type(out).__name__)
+    if out.dtype != expected.dtype and out.is_floating_point():
+        raise WrongAnswerError(
+            "dtype",
+            "dtype",
+            what=what,
+            got=str(out.dtype).removeprefix("torch."),
+            expected=str(expected.dtype).removeprefix("torch."),
+        )
     if close(out, expected):
         return out
     hint = next(
@@ -314,6 +396,20 @@ def copy_weights(
             layer.weight.copy_(getattr(reference, name).weight)
             if layer.bias is not None:
                 layer.bias.zero_()
+
+
+def backward(out: torch.Tensor, module: nn.Module, what: str) -> None:
+    """Backpropagate from the reader's ``out`` (the ``what``); every
+    trainable parameter of ``module`` must get a gradient."""
+    if not out.requires_grad:
+        raise WrongAnswerError("detached", "detached", what=what)
+    try:
+        out.sum().backward()
+    except RuntimeError as error:  # the reader's graph, reported
+        said = f"{type(error).__name__}: {error}"
+        hint = "inplace_op" if "inplace operation" in str(error) else "compare"
+        raise WrongAnswerError("backward", hint, error=said) from None
+    gradients_reach(module)
 
 
 def gradients_reach(module: nn.Module) -> None:

@@ -13,9 +13,9 @@ from ._core import (
     Exercise,
     Messages,
     WrongAnswerError,
+    backward,
     call,
     expect,
-    gradients_reach,
     linear_named,
     module_from,
 )
@@ -157,8 +157,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         out = call(module, x, wrong=wrong)
         expect(out, expected, "output", wrong)
-        out.sum().backward()
-        gradients_reach(module)
+        backward(out, module, "output")
 
         # A model converted to float16, as for inference on a GPU.
         def fill_1e9() -> object:

@@ -16,9 +16,9 @@ from ._core import (
     Exercise,
     Messages,
     WrongAnswerError,
+    backward,
     call,
     expect,
-    gradients_reach,
     module_from,
 )
 
@@ -261,8 +261,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         ).detach()
         result = call(module, x, wrong=wrong)
         expect(result, expected, "output", wrong)
-        result.sum().backward()
-        gradients_reach(module)
+        backward(result, module, "output")
 
     for seed in range(COUNT):
         once(seed)

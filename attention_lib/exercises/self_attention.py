@@ -13,10 +13,10 @@ from ..self_attention import SelfAttentionV1, SelfAttentionV2
 from ._core import (
     Exercise,
     Messages,
+    backward,
     call,
     copy_weights,
     expect,
-    gradients_reach,
     module_from,
     rows_sum_to_one,
 )
@@ -169,8 +169,7 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         with torch.no_grad():
             expected = reference(x)
         expect(out, expected.detach(), "output", wrong)
-        out.sum().backward()
-        gradients_reach(module)
+        backward(out, module, "output")
 
     for seed in range(COUNT):
         once(seed)

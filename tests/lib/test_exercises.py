@@ -246,6 +246,26 @@ RIGHT = {
         """,
 }
 
+# Whatever the exercise: an answer cut off from autograd, one whose in-place operation breaks the backward pass, one
+# that changes the tensors it is given, and one in another dtype.
+WRONG += [
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="return (" + RIGHT_WEIGHTS + " @ values).detach()"),
+        "detached",
+    ),
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(
+            line="attn_weights = " + RIGHT_WEIGHTS + "\n        attn_weights.mul_(1.0)\n"
+            "        return attn_weights @ values"
+        ),
+        "inplace_op",
+    ),
+    ("exercise-all-scores", "def answer(inputs):\n    inputs /= 2\n    return 4 * inputs @ inputs.T", "keep_inputs"),
+    ("exercise-batched-scores", "def answer(x): return (x @ x.transpose(1, 2)).double()", "dtype"),
+]
+
 # Each later chapter's typical wrong answers (WRONG) and one right answer per exercise (RIGHT), one block a chapter.
 
 # scoring-functions (attention_lib/exercises/scoring.py)
