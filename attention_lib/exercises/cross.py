@@ -75,6 +75,15 @@ WORDS: Messages = {
         "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
         "`keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
     },
+    "scale_d_in": {
+        "en": "scale by the square root of the size of one key, "
+        "`keys.shape[-1] ** 0.5` (d_out_kq), not of the inputs' size d_in "
+        "(`x_1.shape[-1]`, `W_key.shape[0]`): the projections change the "
+        "size, and the scores are dot products of keys and queries.",
+        "zh": "要除以一个键的维度的平方根 `keys.shape[-1] ** 0.5`（即 "
+        "d_out_kq），而不是输入维度 d_in 的平方根（`x_1.shape[-1]`、"
+        "`W_key.shape[0]`）：投影会改变维度，而分数是查询和键的点积。",
+    },
     "no_scale": {
         "en": "the scores are not scaled: divide them by "
         "`keys.shape[-1] ** 0.5` before the softmax.",
@@ -134,9 +143,11 @@ def _attend(
 def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         # Two lengths that differ, so that taking a tensor from the wrong
-        # sequence shows; d_kq >= 2, so that d_k and its root differ.
-        t1, d_in = 2 + seed % 4, 2 + seed % 3
-        t2, d_kq, d_v = t1 + 1 + seed % 3, 2 + seed % 3, 1 + seed % 4
+        # sequence shows; d_kq >= 2, so that d_k and its root differ; d_in
+        # neither d_kq nor its square, so that scaling by the root of d_in
+        # shows and is not scaling by d_kq.
+        t1, d_kq, d_v = 2 + seed % 4, 2 + seed % 3, 1 + seed % 4
+        t2, d_in = t1 + 1 + seed % 3, d_kq + 1 + 2 * (seed % 2)
         torch.manual_seed(seed)
         reference = CrossAttention(d_in, d_kq, d_v)
         # Even seeds unbatched, odd ones batched (b = 2 or 3, never d_kq).
@@ -158,6 +169,7 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "keys_from_x1": lambda: _attend(q1, k1, v2, root),
             "values_from_x1": lambda: _attend(q1, k2, v1, root),
             "scale_d_k": lambda: _attend(q1, k2, v2, d_kq),
+            "scale_d_in": lambda: _attend(q1, k2, v2, d_in**0.5),
             "no_scale": lambda: _attend(q1, k2, v2, 1.0),
             "dot_t": lambda: torch.softmax(q1 @ k2.T / root, dim=-1) @ v2,
             "softmax_queries": lambda: _attend(q1, k2, v2, root, dim=-2),

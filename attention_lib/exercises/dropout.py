@@ -25,6 +25,15 @@ COUNT = 20
 #: Dropout rates to try; 0.5 is left out, where 1/p and 1/(1 - p) agree.
 RATES = (0.1, 0.2, 0.25, 0.3, 0.4, 0.6, 0.75)
 
+_UNSLICED = {
+    "en": "the mask buffer is made for `context_length` tokens, and x may "
+    "have fewer: slice it to the number of tokens, "
+    "`self.mask[:num_tokens, :num_tokens]`, as CausalAttention does.",
+    "zh": "掩码缓冲区是按 `context_length` 个词元创建的，而 x 的词元可能更少："
+    "要像 CausalAttention 那样，把它切成词元的个数，"
+    "即 `self.mask[:num_tokens, :num_tokens]`。",
+}
+
 WORDS: Messages = {
     "dropped": {
         "en": "weights after dropout",
@@ -108,6 +117,8 @@ WORDS: Messages = {
         "zh": "现在训练模式下 Dropout 也关掉了：要传入 "
         "`training=self.training`，而不是 `training=False`。",
     },
+    "unsliced_mask": _UNSLICED,
+    "unsliced_fill": _UNSLICED,
     "keep_prob": {
         "en": "the p of `F.dropout` and `nn.Dropout` is the probability of "
         "dropping an element, not of keeping it: pass `self.p`, "
@@ -156,6 +167,9 @@ def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         d_in, d_out, n = 2 + seed % 3, 1 + seed % 4, 3 + seed % 4
+        # Fewer tokens than context_length on two seeds in three, so that
+        # a mask left at its full size shows.
+        num_tokens = n - seed % 3
         p = RATES[seed % len(RATES)]
         torch.manual_seed(seed)
         module = call(answer, d_in, d_out, n, p)
@@ -167,14 +181,23 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         names = ("W_query", "W_key", "W_value")
         copy_weights(module, reference, names, d_in, d_out)
         g = torch.Generator().manual_seed(seed)
-        x = torch.rand(2, n, d_in, generator=g)
+        x = torch.rand(2, num_tokens, d_in, generator=g)
+        scores = torch.zeros(2, num_tokens, num_tokens)
+        # The full (n, n) mask on the scores of fewer tokens, given to
+        # masked_softmax or to masked_fill: the errors they raise.
+        unsliced = {
+            "unsliced_mask": lambda: masked_softmax(scores, causal_mask(n)),
+            "unsliced_fill": lambda: scores.masked_fill(
+                causal_mask(n), -torch.inf
+            ),
+        }
 
         def run(model: Any, mode: bool) -> Any:
             # The same seed before each call: the same elements dropped.
             model.train(mode)
             torch.manual_seed(seed)
             with torch.no_grad():
-                return call(model, x)
+                return call(model, x, wrong=unsliced)
 
         right_eval, right_train = run(reference, False), run(reference, True)
         reference.dropout.p = 1 - p

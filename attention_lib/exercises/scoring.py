@@ -70,6 +70,15 @@ WORDS: Messages = {
         "zh": "`features @ w_v.T` 会留下一个大小为 1 的最后维度："
         "用 `.squeeze(-1)` 把 (..., q, k, 1) 变成 (..., q, k)。",
     },
+    "squeeze_all": {
+        "en": "`.squeeze()` with no dimension drops every axis of size 1, "
+        "not only the last: with a single query (or key, or batch) that "
+        "axis goes too. Name the one to drop: `.squeeze(-1)` turns "
+        "(..., q, k, 1) into (..., q, k).",
+        "zh": "不带参数的 `.squeeze()` 会去掉所有大小为 1 的维度，不只是最后一个："
+        "只有一个查询（或一个键、一个批量）时，那个维度也会被去掉。"
+        "要指明去掉哪一个：`.squeeze(-1)` 把 (..., q, k, 1) 变成 (..., q, k)。",
+    },
     "scale_dim1": {
         "en": "`keys.shape[1]` is the size of one key only for a 2-D "
         "tensor; with a batch in front it is the number of keys (or of "
@@ -90,10 +99,17 @@ WORDS: Messages = {
         "zh": "分数没有缩放：要把它们除以 `keys.shape[-1] ** 0.5`。",
     },
     "dot_t": {
-        "en": "`.T` reverses every dimension of a tensor with a batch; "
-        "swap only the last two: `keys.transpose(-2, -1)` (or `keys.mT`).",
-        "zh": "对带批量维度的张量，`.T` 会把所有维度整个倒过来；"
-        "只交换最后两个维度：`keys.transpose(-2, -1)`（或 `keys.mT`）。",
+        "en": "count the keys' dimensions from the end, whatever comes "
+        "before them: swap only the last two, `keys.transpose(-2, -1)` (or "
+        "`keys.mT`). `.T` reverses every dimension of a tensor with a batch, "
+        "and a dimension counted from the front, as in `transpose(1, 2)`, is "
+        "another one (or none at all) when the number of leading dimensions "
+        "changes.",
+        "zh": "键的维度要从后往前数，不管前面还有几个维度：只交换最后两个维度，"
+        "即 `keys.transpose(-2, -1)`（或 `keys.mT`）。对带批量维度的张量，"
+        "`.T` 会把所有维度整个倒过来；而从前往后数的维度，比如 "
+        "`transpose(1, 2)` 里的 1 和 2，在前置维度的个数变了时，"
+        "指的就是别的维度（甚至根本不存在）。",
     },
 }
 
@@ -108,7 +124,10 @@ def _sizes(seed: int) -> tuple[tuple[int, ...], int, int]:
 def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         g = torch.Generator().manual_seed(seed)
-        lead, n_q, n_k = _sizes(seed)
+        # One seed on: the first inputs have n_q > 1, where adding query i
+        # to key i only shows; n_q = 1 comes later (seeds 3, 7, ...), where
+        # `.squeeze()` drops the query axis too.
+        lead, n_q, n_k = _sizes(seed + 1)
         d_q, d_k, h = 2 + seed % 3, 3 + seed % 4, 5 + seed % 3
         queries = torch.randn(*lead, n_q, d_q, generator=g)
         keys = torch.randn(*lead, n_k, d_k, generator=g)
@@ -118,6 +137,9 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         q, k = queries @ W_q.T, keys @ W_k.T  # (..., n, h)
         both = q.unsqueeze(-2) + k.unsqueeze(-3)  # (..., n_q, n_k, h)
         wrong = {
+            # Before "pairs": with a single query, q + k broadcasts and
+            # gives these same scores.
+            "squeeze_all": lambda: (torch.tanh(both) @ w_v.T).squeeze(),
             "pairs": lambda: (torch.tanh(q + k) @ w_v.T).squeeze(-1),
             "transposed": lambda: (
                 torch.tanh(q.unsqueeze(-3) + k.unsqueeze(-2)) @ w_v.T
@@ -151,11 +173,19 @@ def _scaled(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         queries = torch.randn(*lead, n_q, d_k, generator=g)
         keys = torch.randn(*lead, n_k, d_k, generator=g)
         dots = queries @ keys.transpose(-2, -1)  # (..., n_q, n_k)
+
+        def swapped_wrong() -> torch.Tensor:
+            # Swapping other dimensions than the last two: `.T`, or on 2-D
+            # keys, where `.T` is right, `transpose(1, 2)`, which raises
+            # there. (On 4-D keys, `transpose(1, 2)` raises the error that
+            # `.T` raises, unless there are as many keys as heads.)
+            return keys.transpose(1, 2) if keys.dim() == 2 else keys.T
+
         wrong = {
             "scale_dim1": lambda: dots / math.sqrt(keys.shape[1]),
             "scale_d_k": lambda: dots / d_k,
             "no_scale": lambda: dots,
-            "dot_t": lambda: queries @ keys.T / math.sqrt(d_k),
+            "dot_t": lambda: queries @ swapped_wrong() / math.sqrt(d_k),
         }
         out = call(answer, queries, keys, wrong=wrong)
         expected = scaled_dot_product_scores(queries, keys)

@@ -328,6 +328,14 @@ WRONG += [
         ),
         "no_squeeze",
     ),
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="q, k = queries @ W_q.T, keys @ W_k.T\n"
+            "    return (torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3)) @ w_v.T).squeeze()"
+        ),
+        "squeeze_all",
+    ),
     ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.mT / math.sqrt(keys.shape[1])"), "scale_dim1"),
     (
         "exercise-scaled-scores-bug",
@@ -336,6 +344,18 @@ WRONG += [
     ),
     ("exercise-scaled-scores-bug", SCALED.format(line="torch.matmul(queries, keys.transpose(-2, -1))"), "no_scale"),
     ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.T / keys.shape[-1] ** 0.5"), "dot_t"),
+    (
+        "exercise-scaled-scores-bug",
+        SCALED.format(line="queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5"),
+        "dot_t",
+    ),
+    (
+        "exercise-scaled-scores-bug",
+        SCALED.format(
+            line="queries @ (keys.transpose(1, 2) if keys.dim() > 2 else keys.T) / math.sqrt(keys.shape[-1])"
+        ),
+        "dot_t",
+    ),
 ]
 RIGHT |= {
     "exercise-additive-scores": ADDITIVE.format(
@@ -423,6 +443,19 @@ WRONG += [
             "            attn_weights = attn_weights * keep / self.p"
         ),
         "by_p",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.replace("self.mask[:n, :n]", "self.mask").format(line="attn_weights = self.dropout(attn_weights)"),
+        "unsliced_mask",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.replace(
+            "masked_softmax(scores, self.mask[:n, :n])",
+            "torch.softmax(scores.masked_fill(self.mask.bool(), -torch.inf), dim=-1)",
+        ).format(line="attn_weights = F.dropout(attn_weights, self.p, training=self.training)"),
+        "unsliced_fill",
     ),
 ]
 RIGHT |= {
@@ -671,6 +704,24 @@ WRONG += [
     ),
     ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=0), "softmax_queries"),
     ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=-2), "softmax_queries"),
+    (
+        "exercise-cross-attention",
+        """
+        def answer(x_1, x_2, W_query, W_key, W_value):
+            scores = (x_1 @ W_query) @ (x_2 @ W_key).transpose(-2, -1)
+            return torch.softmax(scores / x_1.shape[-1] ** 0.5, -1) @ (x_2 @ W_value)
+        """,
+        "scale_d_in",
+    ),
+    (
+        "exercise-cross-attention",
+        """
+        def answer(x_1, x_2, W_query, W_key, W_value):
+            queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value
+            return torch.softmax(queries @ keys.mT / W_key.shape[0] ** 0.5, dim=-1) @ values
+        """,
+        "scale_d_in",
+    ),
     (
         "exercise-cross-padding-bug",
         PADDED.format(
