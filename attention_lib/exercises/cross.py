@@ -150,7 +150,7 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         t2, d_in = t1 + 1 + seed % 3, d_kq + 1 + 2 * (seed % 2)
         torch.manual_seed(seed)
         reference = CrossAttention(d_in, d_kq, d_v)
-        # Even seeds unbatched, odd ones batched (b = 2 or 3, never d_kq).
+        # Even seeds unbatched, odd ones batched (b = 2 or 3).
         batch = () if seed % 2 == 0 else (2 + (seed // 2) % 2,)
         g = torch.Generator().manual_seed(seed)
         x_1 = torch.randn(*batch, t1, d_in, generator=g)
