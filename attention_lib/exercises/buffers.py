@@ -91,6 +91,25 @@ WORDS: Messages = {
         "zh": "这个掩码遮住的是过去而不是未来：True 应该标记查询之后的键，"
         "`torch.triu(..., diagonal=1)`。",
     },
+    "bias": {
+        "en": "the names are right, but your layers have a bias, and "
+        "CausalAttention's have none, so its checkpoint holds no `.bias` "
+        "to load: the projections have no bias, "
+        "`nn.Linear(d_in, d_out, bias=False)`.",
+        "zh": "名字没有问题，但你的线性层带有偏置，而 CausalAttention 的没有，"
+        "所以它的检查点里没有可以加载的 `.bias`：这几个投影层不带偏置，"
+        "要写成 `nn.Linear(d_in, d_out, bias=False)`。",
+    },
+    "mask_entries": {"en": "mask's entries", "zh": "掩码"},
+    "bool_mask": {
+        "en": "the exercise asks for a boolean mask (True = masked out), not "
+        "a float one added to the scores: build it with "
+        "`torch.triu(torch.ones(size, dtype=torch.bool), diagonal=1)` and "
+        "apply it with `scores.masked_fill(mask, -torch.inf)`.",
+        "zh": "练习要求的是布尔掩码（True 表示被遮蔽），而不是加到分数上的浮点掩码："
+        "用 `torch.triu(torch.ones(size, dtype=torch.bool), diagonal=1)` "
+        "构造它，再用 `scores.masked_fill(mask, -torch.inf)` 应用它。",
+    },
     "fill_1e9": {
         "en": "-1e9 does not fit in float16 (its largest number is 65504), "
         "so masked_fill refuses it once the module is converted: fill "
@@ -101,11 +120,14 @@ WORDS: Messages = {
 }
 
 
+PROJECTIONS = ("W_query", "W_key", "W_value")
+
+
 def _causal_head(
     answer: Any, d_in: int, d_out: int, context_length: int
 ) -> nn.Module:
     module = module_from(answer, d_in, d_out, context_length)
-    for name in ("W_query", "W_key", "W_value"):
+    for name in PROJECTIONS:
         linear_named(module, name, d_in, d_out)
     return module
 
@@ -117,14 +139,34 @@ def _load(module: nn.Module, state: dict[str, torch.Tensor]) -> None:
         module.load_state_dict(state, strict=True)
     except Exception as error:  # the reader's bug, reported as a message
         said = " ".join(f"{type(error).__name__}: {error}".split())
+        biased = any(
+            getattr(module, name).bias is not None for name in PROJECTIONS
+        )
         hint = (
             "parameter"
             if "mask" in dict(module.named_parameters())
             else "persistent"
             if "mask" in module.state_dict()
+            else "bias"
+            if biased
             else "names"
         )
         raise WrongAnswerError("raised", hint, error=said) from None
+
+
+def _boolean_mask(module: nn.Module) -> None:
+    # The book's mask of ones and zeros, made boolean in forward, is a mask
+    # still; a float one of 0 and -inf (or -1e9) is added to the scores.
+    mask = getattr(module, "mask", None)
+    if (
+        isinstance(mask, torch.Tensor)
+        and mask.is_floating_point()
+        and not ((mask == 0) | (mask == 1)).all()
+    ):
+        got = str(mask.dtype).removeprefix("torch.")
+        raise WrongAnswerError(
+            "dtype", "bool_mask", what="mask_entries", got=got, expected="bool"
+        )
 
 
 def _left_behind(module: nn.Module) -> bool:
@@ -141,6 +183,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         module = _causal_head(answer, d_in, d_out, context_length)
         reference = CausalAttention(d_in, d_out, context_length, 0.0)
         _load(module, reference.state_dict())
+        _boolean_mask(module)
 
         g = torch.Generator().manual_seed(seed)
         x = torch.rand(b, n, d_in, generator=g)

@@ -53,6 +53,26 @@ WORDS: Messages = {
         "zh": "只有一个新词元时它可以看到所有的键；但一次输入多个词元时"
         "（提示词，或几个词元的片段），其中每个词元仍然需要右下对齐的因果掩码。",
     },
+    "sees_next": {
+        "en": "the mask is one too far to the right: each new token also "
+        "sees the token after it. A query sees the keys up to and "
+        "including its own position: `torch.triu(ones, diagonal=1 + "
+        "num_past)`, not `2 + num_past`.",
+        "zh": "掩码向右偏了一位：每个新词元还多看到了它后面的那个词元。"
+        "查询能看到的键只到它自己的位置为止（包括它自己）："
+        "`torch.triu(ones, diagonal=1 + num_past)`，而不是 `2 + num_past`。",
+    },
+    "hides_self": {
+        "en": "the mask hides the diagonal: each token must see itself, so "
+        "a query sees the keys up to and including its own position, "
+        "`torch.triu(ones, diagonal=1 + num_past)`. With `diagonal="
+        "num_past` the prompt's first token sees no key at all, and its "
+        "row comes out nan (zeros through SDPA).",
+        "zh": "掩码把对角线也遮住了：每个词元都必须能看到它自己，所以查询能看到的键"
+        "只到它自己的位置为止（包括它自己）：`torch.triu(ones, diagonal=1 + "
+        "num_past)`。用 `diagonal=num_past` 时，提示词的第一个词元一个键也看不到，"
+        "它那一行就成了 nan（经过 SDPA 则是全零）。",
+    },
     "cat_dim": {
         "en": "once the heads are split, the tokens are dimension 2 of "
         "(batch, num_heads, num_tokens, head_dim), not 1: "
@@ -108,6 +128,43 @@ def _attend(
     return masked_softmax(scores, mask) @ v
 
 
+def _hide_self(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor,
+    scale: float,
+    out: object,
+) -> torch.Tensor:
+    """Attention with the diagonal hidden, as the reader's ``out`` gives a
+    row with every key hidden: nan (masked_fill and softmax) or zeros."""
+    scores = (q @ k.transpose(2, 3) / scale).masked_fill(mask, -torch.inf)
+    weights = torch.softmax(scores, dim=-1)
+    if isinstance(out, torch.Tensor) and not torch.isnan(out).any():
+        weights = weights.nan_to_num(0.0)
+    return weights @ v
+
+
+def _no_mask_or_next(
+    answer: Any,
+    qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    root: float,
+) -> str:
+    """The hint for a step of two new tokens that saw every key: no mask,
+    or one that lets each token see the next. A prompt of three tokens
+    tells them apart."""
+    q, k, v = (t[:, :, :3] for t in qkv)
+    empty = SimpleNamespace(cache_k=None, cache_v=None)
+    next_too = torch.ones(3, 3, dtype=torch.bool).triu(2)
+    try:
+        with torch.no_grad():
+            out = call(answer, empty, q, k, v)
+        expect(out, _attend(q, k, v, next_too, root), "context")
+    except WrongAnswerError:
+        return "no_mask"
+    return "sees_next"
+
+
 def _step(
     answer: Any,
     qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
@@ -125,9 +182,11 @@ def _step(
     ones = torch.ones(end - start, end, dtype=torch.bool)
     right = torch.triu(ones, diagonal=1 + start)  # bottom-right aligned
     root = head_dim**0.5
+    next_too = torch.triu(ones, diagonal=2 + start)  # one key too many
     wrong: dict[str, Callable[[], torch.Tensor]] = {
         "top_left": lambda: _attend(new[0], keys, values, ones.triu(1), root),
         "no_mask": lambda: _attend(new[0], keys, values, None, root),
+        "sees_next": lambda: _attend(new[0], keys, values, next_too, root),
         "scale_d_k": lambda: _attend(new[0], keys, values, right, head_dim),
     }
     if start == 0:  # an empty cache: the reader's code must not concatenate
@@ -140,7 +199,18 @@ def _step(
     )
     with torch.no_grad():
         out = call(answer, cache, *new, wrong=wrong)
-    expect(out, full[:, :, start:end], "context", wrong)
+    # The diagonal hidden too: the prompt's first query sees no key, a row
+    # that masked_fill and softmax make nan and SDPA makes zeros.
+    wrong["hides_self"] = lambda: _hide_self(
+        new[0], keys, values, torch.triu(ones, diagonal=start), root, out
+    )
+    try:
+        expect(out, full[:, :, start:end], "context", wrong)
+    except WrongAnswerError as failure:
+        if failure.hint == "no_mask" and not next_too.any():
+            # Two new tokens: seeing one key too many is seeing them all.
+            failure.hint = _no_mask_or_next(answer, qkv, root)
+        raise
     for name, past, whole in (
         ("cache_k", past_k, keys),
         ("cache_v", past_v, values),

@@ -533,6 +533,38 @@ WRONG += [
         ),
         "no_mask",
     ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace("bias=False", "bias=True"),
+        "bias",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace(
+            "nn.Linear(d_in, d_out, bias=False)", "nn.Linear(d_in, d_out)"
+        ),
+        "bias",
+    ),
+    (
+        "exercise-causal-buffer",
+        """
+        class answer(nn.Module):
+            def __init__(self, d_in, d_out, context_length):
+                super().__init__()
+                self.W_query = nn.Linear(d_in, d_out, bias=False)
+                self.W_key = nn.Linear(d_in, d_out, bias=False)
+                self.W_value = nn.Linear(d_in, d_out, bias=False)
+                size = (context_length, context_length)
+                self.register_buffer("mask", torch.full(size, -torch.inf).triu(1), persistent=False)
+
+            def forward(self, x):
+                n = x.shape[1]
+                queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+                scores = queries @ keys.transpose(1, 2) + self.mask[:n, :n]
+                return torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1) @ values
+        """,
+        "bool_mask",
+    ),
 ]
 RIGHT |= {
     # the book's float mask, turned into booleans in forward
@@ -943,6 +975,36 @@ WRONG += [
         ),
         "store_new",
     ),
+    # The two off-by-ones of the bottom-right mask: one key too many (the first step, a prompt of two tokens, looks
+    # like no mask at all), and the diagonal hidden (the prompt's first row is nan, or zeros through SDPA).
+    (
+        "exercise-cached-attention",
+        CACHED.format(append=APPEND, attend=ATTEND.replace("diagonal=1 + num_keys", "diagonal=2 + num_keys")),
+        "sees_next",
+    ),
+    (
+        "exercise-cached-attention",
+        CACHED.format(append=APPEND, attend=ATTEND.replace("diagonal=1 + num_keys", "diagonal=num_keys")),
+        "hides_self",
+    ),
+    (
+        "exercise-cache-is-causal-bug",
+        CACHED.format(
+            append=APPEND,
+            attend="allowed = ~torch.triu(ones, diagonal=2 + num_keys - num_new)\n"
+            "    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)",
+        ),
+        "sees_next",
+    ),
+    (
+        "exercise-cache-is-causal-bug",
+        CACHED.format(
+            append=APPEND,
+            attend="allowed = ~torch.triu(ones, diagonal=num_keys - num_new)\n"
+            "    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)",
+        ),
+        "hides_self",
+    ),
 ]
 RIGHT |= {
     "exercise-cached-attention": """
@@ -1109,6 +1171,21 @@ WRONG += [
         """,
         "no_causal",
     ),
+]
+# The same mask in both branches, so that the answer fails on seed 0, which has no padding.
+ALWAYS_MASKED_SDPA = """
+def answer(queries, keys, values, key_padding_mask=None):
+    n = queries.shape[2]
+    hidden = torch.ones(n, n, dtype=torch.bool).triu(1)
+    if key_padding_mask is not None:
+        hidden = hidden | key_padding_mask[:, None, None, :]
+    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask={mask})
+"""
+WRONG += [
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden"), "polarity"),
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-sdpa-float-mask-bug", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden.float()"), "float_masked"),
 ]
 RIGHT |= {
     "exercise-causal-sdpa": """
