@@ -88,6 +88,15 @@ PROBLEMS: Messages = {
         "en": "the {what} are {got}, expected {expected}",
         "zh": "{what}的数据类型是 {got}，应为 {expected}",
     },
+    "layout": {
+        "en": "the {what} are a {kind} tensor, not an ordinary one on the CPU",
+        "zh": "{what}是 {kind} 张量，不是 CPU 上的普通张量",
+    },
+    "instance": {
+        "en": "it is a module already made ({name}), not the class to make "
+        "one",
+        "zh": "它是一个已经创建好的模块（{name}），而不是用来创建模块的类",
+    },
 }
 
 #: The hints every exercise may give.
@@ -126,6 +135,19 @@ HINTS: Messages = {
         "weights.",
         "zh": "不要对结果调用 `.detach()`，也不要在 `torch.no_grad()` "
         "下计算它：训练需要梯度一路传回权重。",
+    },
+    "frozen": {
+        "en": "every parameter must be able to train: do not "
+        "`requires_grad_(False)` a layer or make it under `torch.no_grad()`.",
+        "zh": "每个参数都必须能够训练：不要对某一层调用 `requires_grad_(False)`，"
+        "也不要在 `torch.no_grad()` 下创建它。",
+    },
+    "pass_class": {
+        "en": "pass the class itself (`MyModule`), not a module made from it "
+        "(`MyModule(3, 2)`): the check makes its own, with sizes of its "
+        "choosing.",
+        "zh": "传入类本身（`MyModule`），而不是用它创建的模块（`MyModule(3, 2)`）："
+        "检查器会自己用它选定的尺寸创建模块。",
     },
     "keep_inputs": {
         "en": "compute on new tensors (`x = x / s`, not `x /= s`): the "
@@ -313,7 +335,15 @@ def expect(
         raise WrongAnswerError("returned_none", "return")
     if not isinstance(out, torch.Tensor):
         raise WrongAnswerError("not_tensor", "compare", got=type(out).__name__)
-    if out.dtype != expected.dtype and out.is_floating_point():
+    if out.layout != torch.strided or out.device != expected.device:
+        kind = out.device.type if out.layout == torch.strided else out.layout
+        raise WrongAnswerError(
+            "layout",
+            "compare",
+            what=what,
+            kind=str(kind).removeprefix("torch."),
+        )
+    if out.dtype != expected.dtype:
         raise WrongAnswerError(
             "dtype",
             "dtype",
@@ -349,13 +379,18 @@ def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
         return False
     if wrong.shape != out.shape:
         return False
-    if not torch.isfinite(wrong).all():
-        return bool((torch.isnan(wrong) == torch.isnan(out)).all())
-    return close(out, wrong)
+    # A wrong answer's nan and inf must be in the same places, and its other
+    # entries equal too.
+    return torch.allclose(
+        out.double(), wrong.double(), rtol=1e-4, atol=1e-5, equal_nan=True
+    )
 
 
 def module_from(answer: Any, *args: int) -> nn.Module:
     """``answer(*args)``, which must make an ``nn.Module``."""
+    if isinstance(answer, nn.Module):
+        name = type(answer).__name__
+        raise WrongAnswerError("instance", "pass_class", name=f"{name}(...)")
     module = call(answer, *args)
     if not isinstance(module, nn.Module):
         name = getattr(answer, "__name__", "answer")
@@ -415,8 +450,10 @@ def backward(out: torch.Tensor, module: nn.Module, what: str) -> None:
 def gradients_reach(module: nn.Module) -> None:
     """After a backward pass: every trainable parameter has a gradient."""
     for name, parameter in module.named_parameters():
-        if parameter.requires_grad and parameter.grad is None:
-            raise WrongAnswerError("no_grad", "compare", name=name)
+        if not parameter.requires_grad:
+            raise WrongAnswerError("no_grad", "frozen", name=name)
+        if parameter.grad is None:
+            raise WrongAnswerError("no_grad", "detached", name=name)
 
 
 def rows_sum_to_one(weights: torch.Tensor, hint: str) -> None:

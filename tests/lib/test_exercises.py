@@ -264,7 +264,36 @@ WRONG += [
     ),
     ("exercise-all-scores", "def answer(inputs):\n    inputs /= 2\n    return 4 * inputs @ inputs.T", "keep_inputs"),
     ("exercise-batched-scores", "def answer(x): return (x @ x.transpose(1, 2)).double()", "dtype"),
+    ("exercise-all-scores", "def answer(inputs): return (inputs @ inputs.T).long()", "dtype"),
+    ("exercise-all-scores", "def answer(inputs): return (inputs @ inputs.T).to(torch.complex64)", "dtype"),
+    ("exercise-all-scores", "def answer(inputs): return (inputs @ inputs.T).to_sparse()", "compare"),
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="return " + RIGHT_WEIGHTS + " @ values").replace(
+            "self.W_key = nn.Linear(d_in, d_out, bias=False)",
+            "self.W_key = nn.Linear(d_in, d_out, bias=False).requires_grad_(False)",
+        ),
+        "frozen",
+    ),
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="keys = keys.detach()\n        return " + RIGHT_WEIGHTS + " @ values"),
+        "detached",
+    ),
 ]
+
+
+def test_a_module_made_from_the_class_is_not_the_class() -> None:
+    answer = _answer(RIGHT["exercise-self-attention"])
+    result = diagnose("exercise-self-attention", answer(3, 2))
+    assert (result.passed, result.hint) == (False, "pass_class")
+    assert "answer(...)" in str(result)
+
+
+def test_a_sparse_result_is_named_as_such() -> None:
+    result = diagnose("exercise-all-scores", lambda inputs: (inputs @ inputs.T).to_sparse())
+    assert "are a sparse_coo tensor, not an ordinary one" in " ".join(str(result).split())
+
 
 # Each later chapter's typical wrong answers (WRONG) and one right answer per exercise (RIGHT), one block a chapter.
 
