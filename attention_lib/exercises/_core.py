@@ -401,17 +401,25 @@ def module_from(answer: Any, *args: int) -> nn.Module:
 
 
 def linear_named(
-    module: nn.Module, name: str, d_in: int, d_out: int
+    module: nn.Module,
+    name: str,
+    d_in: int,
+    d_out: int,
+    wrong_layer: str = "names",
 ) -> nn.Linear:
     """The reader's ``nn.Linear(d_in, d_out)`` called ``name``: the checks
-    copy the library's weights into it."""
+    copy the library's weights into it. No attribute of that name gets the
+    hint ``names``; one that is not an ``nn.Linear`` of these sizes (an
+    ``nn.Parameter``, a Linear with its sizes swapped) gets
+    ``wrong_layer``, an exercise's own hint where it has one."""
     layer = getattr(module, name, None)
     if not isinstance(layer, nn.Linear) or layer.weight.shape != (
         d_out,
         d_in,
     ):
+        hint = "names" if layer is None else wrong_layer
         raise WrongAnswerError(
-            "no_linear", "names", name=name, d_in=d_in, d_out=d_out
+            "no_linear", hint, name=name, d_in=d_in, d_out=d_out
         )
     return layer
 

@@ -8,7 +8,14 @@ from typing import Any
 import torch
 
 from ..weight_free import attn_scores_all
-from ._core import Exercise, Messages, call, expect, rows_sum_to_one
+from ._core import (
+    Exercise,
+    Messages,
+    WrongAnswerError,
+    call,
+    expect,
+    rows_sum_to_one,
+)
 
 #: How many random inputs each check tries.
 COUNT = 20
@@ -36,11 +43,13 @@ WORDS: Messages = {
         "`inputs @ inputs.T`。",
     },
     "dot_t": {
-        "en": "`.T` reverses every dimension of a 3-D tensor, the batch "
-        "included; swap only the last two: `x.transpose(-2, -1)` (or "
-        "`x.mT`).",
-        "zh": "对三维张量，`.T` 会把所有维度（包括批量维度）整个倒过来；"
-        "只交换最后两个维度：`x.transpose(-2, -1)`（或 `x.mT`）。",
+        "en": "swap only the last two dimensions, whatever comes before "
+        "them: `x.transpose(-2, -1)` (or `x.mT`). On a 3-D tensor `.T` "
+        "reverses every dimension, the batch included, and "
+        "`transpose(0, 1)` swaps the batch with the tokens.",
+        "zh": "只交换最后两个维度，不管前面还有几个维度：`x.transpose(-2, -1)`"
+        "（或 `x.mT`）。对三维张量，`.T` 会把所有维度（包括批量维度）整个倒过来，"
+        "而 `transpose(0, 1)` 交换的是批量维度和词元维度。",
     },
     "naive": {
         "en": "`exp` of a large score overflows to inf, and inf / inf is "
@@ -61,6 +70,30 @@ WORDS: Messages = {
         "are subtracted from every row, one per column; keep them as (n, 1).",
         "zh": "不加 `keepdim=True` 时，每行的最大值形状是 (n,)，会按列广播，"
         "从每一行逐列减去；要保持形状 (n, 1)。",
+    },
+    "col_max": {
+        "en": "`x.max(dim=0)` takes the largest score of each column; each "
+        "row needs its own largest score, "
+        "`x.max(dim=-1, keepdim=True).values`.",
+        "zh": "`x.max(dim=0)` 取的是每一列的最大分数；每一行要减去的是它自己的"
+        "最大分数 `x.max(dim=-1, keepdim=True).values`。",
+    },
+    "sum_no_keepdim": {
+        "en": "without `keepdim=True` the row sums have shape (n,) and "
+        "divide the columns, one sum per column; keep them as (n, 1): "
+        "`exps.sum(dim=-1, keepdim=True)`.",
+        "zh": "不加 `keepdim=True` 时，每行之和的形状是 (n,)，会按列广播，"
+        "逐列去除；要保持形状 (n, 1)：`exps.sum(dim=-1, keepdim=True)`。",
+    },
+    "not_row_max": {
+        "en": "subtract each row's largest score, "
+        "`x.max(dim=-1, keepdim=True).values`: any other shift (the row's "
+        "smallest score, its mean, its first score) leaves an exponent far "
+        "above 0 in a row whose scores are far apart, and `exp` overflows "
+        "to inf.",
+        "zh": "要减去每一行的最大分数 `x.max(dim=-1, keepdim=True).values`："
+        "换成别的平移量（这一行的最小分数、平均值或第一个分数），"
+        "在分数相差很大的行里仍会留下远大于 0 的指数，`exp` 就会溢出成 inf。",
     },
     "by_sum": {
         "en": "that is dividing by the sum; softmax takes `exp` of each "
@@ -148,29 +181,49 @@ def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def wrong(x: torch.Tensor) -> dict[str, Any]:
         row_max = x.max(dim=-1).values
+        e = (x - x.max(dim=-1, keepdim=True).values).exp()
         return {
             "naive": lambda: x.exp() / x.exp().sum(dim=-1, keepdim=True),
             "global_max": lambda: _normalize((x - x.max()).exp()),
             "no_keepdim": lambda: _normalize((x - row_max).exp()),
+            "col_max": lambda: _normalize(
+                (x - x.max(dim=0, keepdim=True).values).exp()
+            ),
+            "sum_no_keepdim": lambda: e / e.sum(dim=-1),
             "by_sum": lambda: x / x.sum(dim=-1, keepdim=True),
             "dim0": lambda: torch.softmax(x, dim=0),
         }
 
-    def once(seed: int) -> None:
-        g = torch.Generator().manual_seed(seed)
-        n = 2 + seed % 6
-        x = torch.randn(n, n, generator=g) * 3
+    def once(x: torch.Tensor) -> None:
         out = call(answer, x, wrong=wrong(x))
         expect(out, torch.softmax(x, dim=-1), "weights", wrong(x))
         rows_sum_to_one(out, "dim0")
 
     for seed in range(COUNT):
-        once(seed)
-    # Scores as large as a float32 exp overflows at, and rows far apart.
+        g = torch.Generator().manual_seed(seed)
+        # Square scores first, as on the page, with row maxima that differ
+        # from the column maxima (seed 0's 3 x 3), so that a missing keepdim
+        # and a max over dim=0 give different weights; then wider ones.
+        n = 3 + seed % 5
+        once(torch.randn(n, n + seed % 3, generator=g) * 3)
+    # Scores as large as a float32 exp overflows at, rows far apart, and
+    # rows whose scores are far apart: only the row's largest score keeps
+    # every exponent at or below 0. The last row has no score that
+    # overflows on its own, so a shift by the mean or the smallest score is
+    # not the naive softmax there.
     x = torch.tensor([[1000.0, 999.0, 998.0], [-1000.0, -1001.0, -999.0]])
-    for big in (x, x.flip(0)):
-        out = call(answer, big, wrong=wrong(big))
-        expect(out, torch.softmax(big, dim=-1), "weights", wrong(big))
+    wide = torch.tensor(
+        [[0.0, 100.0, -100.0], [1000.0, 0.0, -1000.0], [50.0, 0.0, -300.0]]
+    )
+    for big in (x, x.flip(0), wide, wide.flip(-1)):
+        try:
+            once(big)
+        except WrongAnswerError as failure:
+            # Right on every random input, nan or inf on large ones: a shift
+            # that is not the row's largest score.
+            if failure.problem == "not_finite" and failure.hint == "compare":
+                failure.hint = "not_row_max"
+            raise
     checks = [("values", _on("lib_softmax")), ("rows", {})]
     return [*checks, ("large", {"size": 1000})]
 

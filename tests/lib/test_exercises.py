@@ -25,6 +25,7 @@ WRONG = [
     ("exercise-all-scores", "def answer(inputs): return inputs @ inputs[1]", "one_query"),
     ("exercise-all-scores", "def answer(inputs): inputs @ inputs.T", "return"),
     ("exercise-batched-scores", "def answer(x): return x @ x.T", "dot_t"),
+    ("exercise-batched-scores", "def answer(x): return x @ x.transpose(0, 1)", "dot_t"),
     # attention weights
     (
         "exercise-stable-softmax",
@@ -48,6 +49,52 @@ WRONG = [
             return e / e.sum(dim=-1, keepdim=True)
         """,
         "no_keepdim",
+    ),
+    (
+        "exercise-softmax-bug",
+        """
+        def answer(x):
+            e = torch.exp(x - x.max(dim=0, keepdim=True).values)
+            return e / e.sum(dim=-1, keepdim=True)
+        """,
+        "col_max",
+    ),
+    (
+        "exercise-stable-softmax",
+        """
+        def answer(x):
+            e = torch.exp(x - x.max(dim=-1, keepdim=True).values)
+            return e / e.sum(dim=-1)
+        """,
+        "sum_no_keepdim",
+    ),
+    # A shift of each row by another score than its largest: right on small scores, inf on far-apart ones.
+    (
+        "exercise-stable-softmax",
+        """
+        def answer(x):
+            e = torch.exp(x - x.min(dim=-1, keepdim=True).values)
+            return e / e.sum(dim=-1, keepdim=True)
+        """,
+        "not_row_max",
+    ),
+    (
+        "exercise-stable-softmax",
+        """
+        def answer(x):
+            e = torch.exp(x - x.mean(dim=-1, keepdim=True))
+            return e / e.sum(dim=-1, keepdim=True)
+        """,
+        "not_row_max",
+    ),
+    (
+        "exercise-softmax-bug",
+        """
+        def answer(x):
+            e = torch.exp(x - x[:, :1])
+            return e / e.sum(dim=-1, keepdim=True)
+        """,
+        "not_row_max",
     ),
     ("exercise-stable-softmax", "def answer(x): return x / x.sum(dim=-1, keepdim=True)", "by_sum"),
     ("exercise-stable-softmax", "def answer(x): return torch.softmax(x, dim=0)", "dim0"),
@@ -115,6 +162,35 @@ WRONG += [
         "names",
     ),
     (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="return " + RIGHT_WEIGHTS + " @ values").replace(
+            "self.W_key = nn.Linear(d_in, d_out, bias=False)", "self.W_key = nn.Linear(d_out, d_in, bias=False)"
+        ),
+        "linear",
+    ),
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="return " + RIGHT_WEIGHTS + " @ values").replace(
+            "self.W_key = nn.Linear(d_in, d_out, bias=False)", "self.W_key = nn.Parameter(torch.rand(d_in, d_out))"
+        ),
+        "linear",
+    ),
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="return " + RIGHT_WEIGHTS + " @ values").replace("bias=False", "bias=True"),
+        "bias",
+    ),
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T / x.shape[-1] ** 0.5, dim=-1) @ values"),
+        "scale_d_in",
+    ),
+    (
+        "exercise-keys-bug",
+        SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T / keys.shape[0] ** 0.5, dim=-1) @ values"),
+        "scale_n",
+    ),
+    (
         "exercise-copy-v2-into-v1",
         """
         def answer(sa_v1, sa_v2):
@@ -152,6 +228,64 @@ WRONG += [
                 sa_v1.W_query.copy_(sa_v2.W_query.weight.T)
         """,
         "in_place",
+    ),
+    (
+        "exercise-copy-v2-into-v1",
+        """
+        def answer(sa_v1, sa_v2):
+            sa_v1.load_state_dict(sa_v2.state_dict(), strict=False)
+        """,
+        "in_place",
+    ),
+    ("exercise-copy-v2-into-v1", "def answer(sa_v1, sa_v2):\n    sa_v1.forward = lambda x: sa_v2(x)", "in_place"),
+    (
+        "exercise-copy-v2-into-v1",
+        """
+        def answer(sa_v1, sa_v2):
+            for name in ("W_query", "W_key", "W_value"):
+                getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
+        """,
+        "under_no_grad",
+    ),
+    (
+        "exercise-copy-v2-into-v1",
+        """
+        def answer(sa_v1, sa_v2):
+            for name in ("W_query", "W_key", "W_value"):
+                setattr(sa_v1, name, nn.Parameter(getattr(sa_v2, name).weight.clone()))
+        """,
+        "transpose",
+    ),
+    # The other way round: sa_v1's weights copied into sa_v2 made both equal, and passed.
+    (
+        "exercise-copy-v2-into-v1",
+        """
+        def answer(sa_v1, sa_v2):
+            with torch.no_grad():
+                for name in ("W_query", "W_key", "W_value"):
+                    getattr(sa_v2, name).weight.copy_(getattr(sa_v1, name).T)
+        """,
+        "wrong_way",
+    ),
+    (
+        "exercise-copy-v2-into-v1",
+        """
+        def answer(sa_v1, sa_v2):
+            sa_v2.W_query.weight = nn.Parameter(sa_v1.W_query.T)
+            sa_v2.W_key.weight = nn.Parameter(sa_v1.W_key.T)
+            sa_v2.W_value.weight = nn.Parameter(sa_v1.W_value.T)
+        """,
+        "wrong_way",
+    ),
+    (
+        "exercise-copy-v2-into-v1",
+        """
+        def answer(sa_v1, sa_v2):
+            with torch.no_grad():
+                for parameter in [*sa_v1.parameters(), *sa_v2.parameters()]:
+                    parameter.zero_()
+        """,
+        "wrong_way",
     ),
 ]
 
@@ -203,6 +337,45 @@ WRONG += [
         "dim0",
     ),
     (
+        "exercise-causal-weights",
+        CAUSAL.format(
+            lines="mask = torch.triu(ones, diagonal=2).bool()\n"
+            "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"
+        ),
+        "sees_next",
+    ),
+    ("exercise-causal-weights", CAUSAL.format(lines="return torch.softmax(attn_scores, dim=-1)"), "no_mask"),
+    (
+        "exercise-causal-weights",
+        CAUSAL.format(lines="return torch.softmax(attn_scores + torch.triu(ones, diagonal=1) * -torch.inf, dim=-1)"),
+        "mul_inf",
+    ),
+    (
+        "exercise-causal-weights",
+        CAUSAL.format(
+            lines="return torch.softmax(attn_scores.masked_fill(torch.triu(ones, diagonal=1), -torch.inf), dim=-1)"
+        ),
+        "float_mask",
+    ),
+    (
+        "exercise-causal-weights",
+        CAUSAL.format(
+            lines="mask = torch.tril(ones).bool()\n"
+            "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"
+        ),
+        "keep_mask",
+    ),
+    # Way 1 of the page, zero the future weights and renormalize: right on small scores, nan when a future score
+    # leads by more than about 104.
+    (
+        "exercise-causal-weights",
+        CAUSAL.format(
+            lines="kept = torch.softmax(attn_scores, dim=-1) * torch.tril(ones)\n"
+            "    return kept / kept.sum(dim=-1, keepdim=True)"
+        ),
+        "way1",
+    ),
+    (
         "exercise-combined-mask-bug",
         """
         def answer(attn_scores, valid_len):
@@ -212,6 +385,17 @@ WRONG += [
             return torch.softmax(attn_scores.masked_fill(causal & padding, -torch.inf), dim=-1)
         """,
         "and",
+    ),
+    (
+        "exercise-combined-mask-bug",
+        """
+        def answer(attn_scores, valid_len):
+            n = attn_scores.shape[-1]
+            causal = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+            padding = torch.arange(n) > valid_len
+            return torch.softmax(attn_scores.masked_fill(causal | padding, -torch.inf), dim=-1)
+        """,
+        "padding_from",
     ),
 ]
 
