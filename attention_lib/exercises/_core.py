@@ -18,6 +18,9 @@ from torch import nn
 
 LANGUAGES = ("en", "zh")
 
+#: How many random inputs each check tries.
+COUNT = 20
+
 #: Each message in every language: {key: {lang: template}}.
 Messages = Mapping[str, Mapping[str, str]]
 
@@ -97,6 +100,15 @@ PROBLEMS: Messages = {
         "one",
         "zh": "它是一个已经创建好的模块（{name}），而不是用来创建模块的类",
     },
+}
+
+#: What the checks compare, named in the reader's language; an exercise's
+#: own words add to these.
+NOUNS: Messages = {
+    "scores": {"en": "attention scores", "zh": "注意力分数"},
+    "weights": {"en": "attention weights", "zh": "注意力权重"},
+    "context": {"en": "context vectors", "zh": "上下文向量"},
+    "output": {"en": "outputs", "zh": "输出"},
 }
 
 #: The hints every exercise may give.
@@ -262,15 +274,16 @@ def call(
     answer: Callable[..., Any],
     *args: Any,
     wrong: Mapping[str, Callable[[], object]] = {},
+    changes: tuple[int, ...] = (),
 ) -> Any:
     """``answer(*args)``; if it raises, and one of the ``wrong`` answers
     raises the same error, the failure names that wrong answer's hint. The
-    tensors among ``args`` must come back unchanged."""
+    tensors and modules among ``args`` must come back unchanged, but for
+    those at the indices ``changes`` (a module the answer is to copy into)."""
     before = [
-        (index, arg.detach().clone())
+        (index, state)
         for index, arg in enumerate(args)
-        # A meta tensor has no values to compare.
-        if isinstance(arg, torch.Tensor) and not arg.is_meta
+        if index not in changes and (state := _state(arg)) is not None
     ]
     try:
         # Warnings are not failures (a test run may turn them into errors),
@@ -285,18 +298,36 @@ def call(
             "compare",
         )
         raise WrongAnswerError("raised", hint, error=said) from None
-    for index, copy in before:
-        if not torch.equal(args[index].detach(), copy) and not _same_nan(
-            args[index].detach(), copy
-        ):
+    for index, state in before:
+        if not _same(_state(args[index]), state):
             name = _parameter_name(answer, index)
             raise WrongAnswerError("mutated", "keep_inputs", name=name)
     return result
 
 
-def _same_nan(a: torch.Tensor, b: torch.Tensor) -> bool:
-    both_nan = torch.isnan(a) & torch.isnan(b)
-    return a.shape == b.shape and bool(((a == b) | both_nan).all())
+#: A copy of what an argument holds: a tensor's values, a module's state.
+State = torch.Tensor | dict[str, torch.Tensor]
+
+
+def _state(arg: object) -> State | None:
+    if isinstance(arg, torch.Tensor):
+        # A meta tensor has no values to compare.
+        return None if arg.is_meta else arg.detach().clone()
+    if isinstance(arg, nn.Module):
+        return {
+            key: value.detach().clone()
+            for key, value in arg.state_dict().items()
+        }
+    return None
+
+
+def _same(a: State | None, b: State) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        both_nan = torch.isnan(a) & torch.isnan(b)
+        return a.shape == b.shape and bool(((a == b) | both_nan).all())
+    return False
 
 
 def _parameter_name(answer: Callable[..., Any], index: int) -> str:
@@ -476,9 +507,10 @@ def _named(
 ) -> dict[str, Any]:
     # A field that names one of the exercise's words ("scores") is shown in
     # the reader's language ("the attention scores", "注意力分数").
+    words = {**NOUNS, **exercise.words}
     return {
-        key: say(exercise.words, value, lang)
-        if isinstance(value, str) and value in exercise.words
+        key: say(words, value, lang)
+        if isinstance(value, str) and value in words
         else value
         for key, value in fields.items()
     }

@@ -10,12 +10,9 @@ import torch
 import torch.nn.functional as F
 
 from ..masks import causal_mask, masked_softmax
-from ._core import Exercise, Messages, call, expect
-
-COUNT = 20
+from ._core import COUNT, Exercise, Messages, call, expect
 
 WORDS: Messages = {
-    "context": {"en": "context vectors", "zh": "上下文向量"},
     "lib_masked": {
         "en": "masked_softmax(q @ k.mT / √d, causal_mask(n) | padding) @ v",
         "zh": "masked_softmax(q @ k.mT / √d, causal_mask(n) | padding) @ v",

@@ -10,6 +10,7 @@ from torch import nn
 from ..causal import CausalAttention
 from ..masks import masked_softmax
 from ._core import (
+    COUNT,
     Exercise,
     Messages,
     WrongAnswerError,
@@ -20,10 +21,7 @@ from ._core import (
     module_from,
 )
 
-COUNT = 20
-
 WORDS: Messages = {
-    "output": {"en": "outputs", "zh": "输出"},
     "half_output": {
         "en": "outputs after .half()",
         "zh": ".half() 之后的输出",

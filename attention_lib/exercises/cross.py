@@ -8,10 +8,7 @@ import torch
 
 from ..cross import CrossAttention
 from ..dot_product import DotProductAttention
-from ._core import Exercise, Messages, call, expect
-
-#: How many random inputs each check tries.
-COUNT = 20
+from ._core import COUNT, Exercise, Messages, call, expect
 
 _QUERY_AXIS = {
     "en": "the padding belongs to the source, whose tokens are the keys, "
@@ -25,7 +22,6 @@ _QUERY_AXIS = {
 }
 
 WORDS: Messages = {
-    "context": {"en": "context vectors", "zh": "上下文向量"},
     "lib_cross": {
         "en": "attention_lib.CrossAttention with the same weights",
         "zh": "权重相同的 attention_lib.CrossAttention",

@@ -11,6 +11,7 @@ from torch import nn
 from ..causal import CausalAttention
 from ..masks import causal_mask, masked_softmax
 from ._core import (
+    COUNT,
     Exercise,
     Messages,
     WrongAnswerError,
@@ -18,9 +19,6 @@ from ._core import (
     copy_weights,
     expect,
 )
-
-#: How many random inputs each check tries.
-COUNT = 20
 
 #: Dropout rates to try; 0.5 is left out, where 1/p and 1/(1 - p) agree.
 RATES = (0.1, 0.2, 0.25, 0.3, 0.4, 0.6, 0.75)

@@ -14,17 +14,21 @@ from torch import nn
 
 from ..masks import causal_mask, masked_softmax
 from ..multihead import MultiHeadAttention
-from ._core import Exercise, Messages, WrongAnswerError, call, close, expect
-
-COUNT = 20
+from ._core import (
+    COUNT,
+    Exercise,
+    Messages,
+    WrongAnswerError,
+    call,
+    close,
+    expect,
+)
 
 WORDS: Messages = {
-    "output": {"en": "outputs", "zh": "输出"},
     "torch_output": {
         "en": "outputs of the nn.MultiheadAttention",
         "zh": "nn.MultiheadAttention 的输出",
     },
-    "context": {"en": "context vectors", "zh": "上下文向量"},
     "lib_mha": {
         "en": "the attention_lib.MultiHeadAttention it was copied from",
         "zh": "被复制权重的 attention_lib.MultiHeadAttention",
@@ -205,7 +209,7 @@ def _copy_into_torch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             return _run(_copied(start, mha, **how), x)
 
         try:
-            call(answer, torch_mha, mha)
+            call(answer, torch_mha, mha, changes=(0,))
         except WrongAnswerError as failure:
             said = str(failure.fields.get("error", ""))
             if "as parameter" in said:

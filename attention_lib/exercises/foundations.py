@@ -9,6 +9,7 @@ import torch
 
 from ..weight_free import attn_scores_all
 from ._core import (
+    COUNT,
     Exercise,
     Messages,
     WrongAnswerError,
@@ -17,13 +18,7 @@ from ._core import (
     rows_sum_to_one,
 )
 
-#: How many random inputs each check tries.
-COUNT = 20
-
 WORDS: Messages = {
-    "scores": {"en": "attention scores", "zh": "注意力分数"},
-    "weights": {"en": "attention weights", "zh": "注意力权重"},
-    "context": {"en": "context vectors", "zh": "上下文向量"},
     "dims_product": {
         "en": "`inputs.T @ inputs` pairs dimensions with dimensions, "
         "(d_in, d_in); the scores pair tokens with tokens: "

@@ -13,6 +13,7 @@ from ..grouped_query import SDPA_HAS_GQA, GroupedQueryAttention
 from ..heads import merge_heads, split_heads
 from ..masks import causal_mask, masked_softmax
 from ._core import (
+    COUNT,
     Exercise,
     Messages,
     WrongAnswerError,
@@ -21,8 +22,6 @@ from ._core import (
     expect,
     module_from,
 )
-
-COUNT = 20
 
 #: (num_heads, num_kv_groups), first those where `repeat` and
 #: `repeat_interleave` differ and group_size != num_kv_groups, then MQA and
@@ -38,8 +37,6 @@ _VIEW_SPLIT = {
 }
 
 WORDS: Messages = {
-    "context": {"en": "context vectors", "zh": "上下文向量"},
-    "output": {"en": "outputs", "zh": "输出"},
     "lib_sdpa": {
         "en": "F.scaled_dot_product_attention(..., is_causal=True, "
         "enable_gqa=True)",

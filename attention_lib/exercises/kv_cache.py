@@ -12,12 +12,9 @@ import torch
 from ..heads import split_heads
 from ..masks import masked_softmax
 from ..multihead import MultiHeadAttention
-from ._core import Exercise, Messages, WrongAnswerError, call, expect
-
-COUNT = 20
+from ._core import COUNT, Exercise, Messages, WrongAnswerError, call, expect
 
 WORDS: Messages = {
-    "context": {"en": "context vectors", "zh": "上下文向量"},
     "cache_k": {"en": "keys in the cache", "zh": "缓存中的键"},
     "cache_v": {"en": "values in the cache", "zh": "缓存中的值"},
     "lib_forward": {

@@ -14,6 +14,7 @@ from ..heads import split_heads
 from ..masks import causal_mask
 from ..multihead import MultiHeadAttention
 from ._core import (
+    COUNT,
     Exercise,
     Messages,
     WrongAnswerError,
@@ -23,12 +24,8 @@ from ._core import (
     linear_named,
 )
 
-#: How many random inputs each check tries.
-COUNT = 20
-
 WORDS: Messages = {
     "heads": {"en": "split heads", "zh": "拆分后的多头张量"},
-    "output": {"en": "outputs", "zh": "输出"},
     "lib_split": {
         "en": "attention_lib.split_heads",
         "zh": "attention_lib.split_heads",

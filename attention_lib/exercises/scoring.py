@@ -8,13 +8,9 @@ from typing import Any
 import torch
 
 from ..scoring import additive_scores, scaled_dot_product_scores
-from ._core import Exercise, Messages, call, expect
-
-#: How many random inputs each check tries.
-COUNT = 20
+from ._core import COUNT, Exercise, Messages, call, expect
 
 WORDS: Messages = {
-    "scores": {"en": "attention scores", "zh": "注意力分数"},
     "batched": {
         "en": "with and without leading batch or heads dimensions",
         "zh": "带与不带前置的批量维度或头数维度都检查过",

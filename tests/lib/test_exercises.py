@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from attention_lib.exercises import EXERCISES, check, diagnose
-from attention_lib.exercises._core import CHECKED, HINTS, PROBLEMS, wrap
+from attention_lib.exercises._core import CHECKED, HINTS, NOUNS, PROBLEMS, wrap
 
 #: (exercise, the reader's code, the hint it must get). The code defines `answer`.
 WRONG = [
@@ -465,6 +465,20 @@ WRONG += [
         "detached",
     ),
 ]
+
+
+def test_a_module_the_answer_should_only_read_must_stay_as_it_was() -> None:
+    # Copying the wrong way round: torch_mha's weights into mha, which the answer should leave alone.
+    answer = _answer(
+        """
+        def answer(torch_mha, mha):
+            with torch.no_grad():
+                mha.out_proj.weight.copy_(torch_mha.out_proj.weight)
+        """
+    )
+    result = diagnose("exercise-copy-into-torch-mha", answer)
+    assert (result.passed, result.hint) == (False, "keep_inputs")
+    assert "changed its argument `mha` in place" in str(result)
 
 
 def test_a_module_made_from_the_class_is_not_the_class() -> None:
@@ -1461,7 +1475,7 @@ def test_every_exercise_has_a_right_answer_and_a_wrong_one() -> None:
 
 
 def test_every_message_is_in_both_languages() -> None:
-    tables = [PROBLEMS, HINTS, CHECKED, *(exercise.words for exercise in EXERCISES.values())]
+    tables = [PROBLEMS, HINTS, CHECKED, NOUNS, *(exercise.words for exercise in EXERCISES.values())]
     for table in tables:
         for key, texts in table.items():
             assert set(texts) == {"en", "zh"}, key
