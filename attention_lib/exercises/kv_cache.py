@@ -142,26 +142,6 @@ def _hide_self(
     return weights @ v
 
 
-def _no_mask_or_next(
-    answer: Any,
-    qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-    root: float,
-) -> str:
-    """The hint for a step of two new tokens that saw every key: no mask,
-    or one that lets each token see the next. A prompt of three tokens
-    tells them apart."""
-    q, k, v = (t[:, :, :3] for t in qkv)
-    empty = SimpleNamespace(cache_k=None, cache_v=None)
-    next_too = torch.ones(3, 3, dtype=torch.bool).triu(2)
-    try:
-        with torch.no_grad():
-            out = call(answer, empty, q, k, v)
-        expect(out, _attend(q, k, v, next_too, root), "context")
-    except WrongAnswerError:
-        return "no_mask"
-    return "sees_next"
-
-
 def _step(
     answer: Any,
     qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
@@ -201,13 +181,7 @@ def _step(
     wrong["hides_self"] = lambda: _hide_self(
         new[0], keys, values, torch.triu(ones, diagonal=start), root, out
     )
-    try:
-        expect(out, full[:, :, start:end], "context", wrong)
-    except WrongAnswerError as failure:
-        if failure.hint == "no_mask" and not next_too.any():
-            # Two new tokens: seeing one key too many is seeing them all.
-            failure.hint = _no_mask_or_next(answer, qkv, root)
-        raise
+    expect(out, full[:, :, start:end], "context", wrong)
     for name, past, whole in (
         ("cache_k", past_k, keys),
         ("cache_v", past_v, values),
@@ -250,8 +224,10 @@ def _cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             )
         # (b, n, d_out) -> (b, num_heads, n, head_dim)
         full = split_heads(captured[0], num_heads)
-        # A prompt of at least 2 tokens, one new token, then pieces of 1 to 3.
-        ends = [2 + seed % (n - 3)]
+        # A prompt of at least 3 tokens (with 2, a mask one key too far hides
+        # nothing and looks like no mask), one new token, then pieces of 1
+        # to 3.
+        ends = [3 + seed % (n - 4)]
         ends.append(ends[0] + 1)
         while ends[-1] < n:
             ends.append(min(n, ends[-1] + 1 + (seed + len(ends)) % 3))
