@@ -309,6 +309,53 @@ def test_the_explorer_takes_the_palette_and_keeps_its_contrast(visited) -> None:
     assert "rgb(255, 255, 255)" not in {cell["background"] for cell in dark}
 
 
+#: A button's text color against its fill, once its transition to the state it is in (hover, focus) has run.
+FILL_CONTRAST = """async button => {
+  await Promise.all(button.getAnimations().map(animation => animation.finished));
+  const rgba = color => color.match(/[\\d.]+/g).map(Number);
+  const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  const luminance = c => { const [r, g, b] = c.slice(0, 3).map(linear); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const style = getComputedStyle(button);
+  const fill = rgba(style.backgroundColor);
+  const [a, b] = [luminance(rgba(style.color)), luminance(fill)].sort((x, y) => y - x);
+  return { opaque: fill.length === 3 || fill[3] === 1, contrast: (a + 0.05) / (b + 0.05) };
+}"""
+
+
+@pytest.mark.parametrize("visited", TRACER_PAGES, indirect=True)
+def test_the_tracers_buttons_keep_their_contrast_when_hovered_or_focused(visited) -> None:
+    """A hovered or focused button is filled, and its text (14 px, bold: not large text) keeps 4.5:1 on the fill,
+    in both palettes; axe-core checks the buttons as they rest."""
+    page = visited.tab
+    tracer = page.locator("[data-stride-tracer]")
+    reset, split = tracer.locator("button[data-step=reset]"), tracer.locator("button[data-step=split]")
+
+    def states() -> dict[str, dict]:
+        reset.hover()
+        hovered = reset.evaluate(FILL_CONTRAST)
+        page.mouse.move(0, 0)
+        split.focus()
+        try:
+            focused = split.evaluate(FILL_CONTRAST)
+        finally:
+            split.evaluate("button => button.blur()")
+        return {"hover": hovered, "focus": focused}
+
+    seen = {"light": states()}
+    page.locator("label[for=__palette_1]").click()
+    try:
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+        seen["dark"] = states()
+    finally:
+        page.locator("label[for=__palette_0]").click()
+        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")
+        page.mouse.move(0, 0)
+    for palette, buttons in seen.items():
+        for state, button in buttons.items():
+            assert button["opaque"], (palette, state)
+            assert button["contrast"] >= 4.5, (palette, state, button)
+
+
 #: The layout shifts of the page since it started loading (the Layout Instability API), none of them after input:
 #: for each element that moved, how far down it moved.
 LAYOUT_SHIFTS = """() => new Promise(resolve => {

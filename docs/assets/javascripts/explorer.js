@@ -66,16 +66,24 @@
     });
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
+  // Every write below happens only where the value changed: moving the query changes which row is marked,
+  // not the numbers in the grids, and the live region is read out again only when its sentence changes.
+  const setText = (node, text) => {
+    if (node.textContent !== text) node.textContent = text;
+  };
+  const painted = new WeakMap();
   function paint(cell, share, palette) {
-    if (share === null) {
-      cell.style.background = palette.masked;
-      cell.style.color = palette.maskedInk;
-      return;
+    let background = palette.masked, color = palette.maskedInk;
+    if (share !== null) {
+      const rgb = palette.low.map((low, i) => Math.round(low + (palette.high[i] - low) * share));
+      background = `rgb(${rgb.join(",")})`;
+      // White text contrasts more than black below a luminance of about 0.18.
+      color = luminance(rgb) < 0.179 ? "#ffffff" : "#000000";
     }
-    const rgb = palette.low.map((low, i) => Math.round(low + (palette.high[i] - low) * share));
-    cell.style.background = `rgb(${rgb.join(",")})`;
-    // White text contrasts more than black below a luminance of about 0.18.
-    cell.style.color = luminance(rgb) < 0.179 ? "#ffffff" : "#000000";
+    if (painted.get(cell) === background + color) return;
+    painted.set(cell, background + color);
+    cell.style.background = background;
+    cell.style.color = color;
   }
 
   function element(tag, attributes = {}, children = []) {
@@ -218,45 +226,49 @@
       const result = compute(config, s);
       const shown = result.heads[s.head];
       const palette = PALETTES[document.body.getAttribute("data-md-color-scheme") === "slate" ? "slate" : "default"];
-      validLenShown.textContent = String(s.validLen);
+      setText(validLenShown, String(s.validLen));
       const seen = shown.scores.flat().filter((_, index) => !shown.masked[Math.floor(index / n)][index % n]);
       const low = Math.min(...seen), high = Math.max(...seen);
       const heaviest = Math.max(...shown.weights.flat());
       for (let i = 0; i < n; i++) {
         for (const [table, rows] of [[scores, "scores"], [weights, "weights"]]) {
-          table.rows[i].classList.toggle("ae-current", i === s.query);
-          if (i === s.query) table.rows[i].setAttribute("aria-current", "true");
-          else table.rows[i].removeAttribute("aria-current");
+          const row = table.rows[i];
+          row.classList.toggle("ae-current", i === s.query);
+          if (i !== s.query) row.removeAttribute("aria-current");
+          else if (row.getAttribute("aria-current") !== "true") row.setAttribute("aria-current", "true");
           for (let j = 0; j < n; j++) {
-            const cell = table.rows[i].cells[j + 1];
+            const cell = row.cells[j + 1];
             const masked = shown.masked[i][j];
             if (rows === "scores") {
-              cell.textContent = masked ? "\u2212\u221e" : fixed(shown.scores[i][j], 2);
+              setText(cell, masked ? "\u2212\u221e" : fixed(shown.scores[i][j], 2));
               paint(cell, masked ? null : high > low ? (shown.scores[i][j] - low) / (high - low) : 0.5, palette);
             } else {
-              cell.textContent = fixed(shown.weights[i][j], 2);
+              setText(cell, fixed(shown.weights[i][j], 2));
               paint(cell, masked ? null : heaviest > 0 ? shown.weights[i][j] / heaviest : 0, palette);
             }
-            cell.title = masked ? words.masked : "";
+            const title = masked ? words.masked : "";
+            if (cell.title !== title) cell.title = title;
           }
         }
       }
       const word = config.words[s.query];
-      sumCaption.textContent = fill(numHeads ? words.context_of_head : words.context_of, { word, head: s.head });
+      setText(sumCaption, fill(numHeads ? words.context_of_head : words.context_of, { word, head: s.head }));
       for (let j = 0; j < n; j++) {
-        const [weightCell, valueCell] = [sumRows[j].cells[1], sumRows[j].cells[2]];
-        weightCell.textContent = fixed(shown.weights[s.query][j], 2);
-        valueCell.textContent = vector(shown.values[j]);
+        setText(sumRows[j].cells[1], fixed(shown.weights[s.query][j], 2));
+        setText(sumRows[j].cells[2], vector(shown.values[j]));
         sumRows[j].classList.toggle("ae-unused", shown.masked[s.query][j]);
       }
-      total.cells[2].textContent = vector(shown.context[s.query]);
+      setText(total.cells[2], vector(shown.context[s.query]));
       const context = result.heads.flatMap((h) => h.context[s.query]);
-      allHeads.textContent = fill(words.all_heads, { word, vector: vector(context) });
+      setText(allHeads, fill(words.all_heads, { word, vector: vector(context) }));
       const visible = shown.masked[s.query].filter((m) => !m).length;
-      live.textContent = fill(words.live, { word, visible, n });
-      root.dataset.weights = JSON.stringify(shown.weights);
-      root.dataset.scores = JSON.stringify(shown.scores.map((row, i) => row.map((x, j) => (shown.masked[i][j] ? null : x))));
-      root.dataset.context = JSON.stringify(context);
+      setText(live, fill(words.live, { word, visible, n }));
+      const data = {
+        weights: JSON.stringify(shown.weights),
+        scores: JSON.stringify(shown.scores.map((row, i) => row.map((x, j) => (shown.masked[i][j] ? null : x)))),
+        context: JSON.stringify(context),
+      };
+      for (const [key, value] of Object.entries(data)) if (root.dataset[key] !== value) root.dataset[key] = value;
     }
 
     headOptions();
