@@ -289,6 +289,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # window.gc(), for the tests that leave much garbage behind: axe-core copies the whole page for its checks
+    # (tests/site/test_accessibility.py collects it at once, before the next test of that page runs).
+    "--js-flags=--expose-gc",
 ]
 
 
