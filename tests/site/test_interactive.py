@@ -277,16 +277,23 @@ def test_the_pieces_work_from_the_keyboard(visited) -> None:
         tracer.locator("button[data-step=reset]").click()
 
 
-CONTRAST = """root => {
-  const rgb = color => color.match(/[\\d.]+/g).slice(0, 3).map(Number);
+#: WCAG's contrast ratio of two CSS colors (rgb() or rgba(), whose alpha it ignores), as a JavaScript function.
+RATIO = """(fg, bg) => {
   const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-  const luminance = c => { const [r, g, b] = c.map(linear); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
-  return [...root.querySelectorAll(".ae-grid tbody td")].map(cell => {
-    const style = getComputedStyle(cell);
-    const [a, b] = [luminance(rgb(style.color)), luminance(rgb(style.backgroundColor))].sort((x, y) => y - x);
-    return { background: style.backgroundColor, contrast: (a + 0.05) / (b + 0.05) };
-  });
+  const luminance = color => {
+    const [r, g, b] = color.match(/[\\d.]+/g).slice(0, 3).map(Number).map(linear);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [a, b] = [luminance(fg), luminance(bg)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
 }"""
+CONTRAST = f"""root => {{
+  const ratio = {RATIO};
+  return [...root.querySelectorAll(".ae-grid tbody td")].map(cell => {{
+    const style = getComputedStyle(cell);
+    return {{ background: style.backgroundColor, contrast: ratio(style.color, style.backgroundColor) }};
+  }});
+}}"""
 
 
 @pytest.mark.parametrize("visited", [("masks/", "1280"), ("zh/masks/", "1280")], indirect=True)
@@ -310,16 +317,13 @@ def test_the_explorer_takes_the_palette_and_keeps_its_contrast(visited) -> None:
 
 
 #: A button's text color against its fill, once its transition to the state it is in (hover, focus) has run.
-FILL_CONTRAST = """async button => {
+FILL_CONTRAST = f"""async button => {{
   await Promise.all(button.getAnimations().map(animation => animation.finished));
-  const rgba = color => color.match(/[\\d.]+/g).map(Number);
-  const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
-  const luminance = c => { const [r, g, b] = c.slice(0, 3).map(linear); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
   const style = getComputedStyle(button);
-  const fill = rgba(style.backgroundColor);
-  const [a, b] = [luminance(rgba(style.color)), luminance(fill)].sort((x, y) => y - x);
-  return { opaque: fill.length === 3 || fill[3] === 1, contrast: (a + 0.05) / (b + 0.05) };
-}"""
+  const alpha = style.backgroundColor.match(/[\\d.]+/g)[3];
+  const ratio = {RATIO};
+  return {{ opaque: alpha === undefined || Number(alpha) === 1, contrast: ratio(style.color, style.backgroundColor) }};
+}}"""
 
 
 @pytest.mark.parametrize("visited", TRACER_PAGES, indirect=True)
