@@ -21,6 +21,12 @@ LANGUAGES = ("en", "zh")
 #: How many random inputs each check tries.
 COUNT = 20
 
+
+def values_on(reference: str) -> dict[str, Any]:
+    """The fields of a "values" line: equal to ``reference`` on COUNT inputs."""
+    return {"reference": reference, "count": COUNT}
+
+
 #: Each message in every language: {key: {lang: template}}.
 Messages = Mapping[str, Mapping[str, str]]
 

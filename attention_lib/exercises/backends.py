@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from ..masks import causal_mask, masked_softmax
-from ._core import COUNT, Exercise, Messages, call, expect
+from ._core import COUNT, Exercise, Messages, call, expect, values_on
 
 WORDS: Messages = {
     "lib_masked": {
@@ -113,7 +113,7 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "context", "shape": "(batch, num_heads, n, head_dim)"}
-    values = {"reference": "lib_masked", "count": COUNT}
+    values = values_on("lib_masked")
     return [("shape", shape), ("values", values), ("both_cases", {})]
 
 

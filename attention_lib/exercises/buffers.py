@@ -19,6 +19,7 @@ from ._core import (
     expect,
     linear_named,
     module_from,
+    values_on,
 )
 
 WORDS: Messages = {
@@ -239,7 +240,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
-    values = {"reference": "lib_causal", "count": COUNT}
+    values = values_on("lib_causal")
     return [
         ("shape", shape),
         ("values", values),

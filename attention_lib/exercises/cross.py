@@ -8,7 +8,7 @@ import torch
 
 from ..cross import CrossAttention
 from ..dot_product import DotProductAttention
-from ._core import COUNT, Exercise, Messages, call, expect
+from ._core import COUNT, Exercise, Messages, call, expect, values_on
 
 _QUERY_AXIS = {
     "en": "the padding belongs to the source, whose tokens are the keys, "
@@ -178,7 +178,7 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "context", "shape": "ranks_shape"}
-    values = {"reference": "lib_cross", "count": COUNT}
+    values = values_on("lib_cross")
     return [("shape", shape), ("values", values), ("both_ranks", {})]
 
 
@@ -220,7 +220,7 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "context", "shape": "(b, t1, d_v)"}
-    values = {"reference": "lib_padded", "count": COUNT}
+    values = values_on("lib_padded")
     return [("shape", shape), ("values", values)]
 
 

@@ -22,6 +22,7 @@ from ._core import (
     call,
     close,
     expect,
+    values_on,
 )
 
 WORDS: Messages = {
@@ -244,7 +245,7 @@ def _copy_into_torch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
     for seed in range(COUNT):
         once(seed)
-    values = {"reference": "lib_mha", "count": COUNT}
+    values = values_on("lib_mha")
     return [("values", values), ("biases", {})]
 
 
@@ -292,7 +293,7 @@ def _sdpa_padding(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
-    values = {"reference": "lib_masked", "count": COUNT}
+    values = values_on("lib_masked")
     return [("shape", shape), ("values", values), ("padded", {})]
 
 

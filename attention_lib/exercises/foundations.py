@@ -16,6 +16,7 @@ from ._core import (
     call,
     expect,
     rows_sum_to_one,
+    values_on,
 )
 
 WORDS: Messages = {
@@ -157,7 +158,7 @@ def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "scores", "shape": "(n, n)"}
-    return [("shape", shape), ("values", _on("lib_scores"))]
+    return [("shape", shape), ("values", values_on("lib_scores"))]
 
 
 def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -170,7 +171,7 @@ def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "scores", "shape": "(b, n, n)"}
-    return [("shape", shape), ("values", _on("lib_batched"))]
+    return [("shape", shape), ("values", values_on("lib_batched"))]
 
 
 def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -219,7 +220,7 @@ def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             if failure.problem == "not_finite" and failure.hint == "compare":
                 failure.hint = "not_row_max"
             raise
-    checks = [("values", _on("lib_softmax")), ("rows", {})]
+    checks = [("values", values_on("lib_softmax")), ("rows", {})]
     return [*checks, ("large", {"size": 1000})]
 
 
@@ -245,11 +246,7 @@ def _context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "context", "shape": "(n, d_in)"}
-    return [("shape", shape), ("values", _on("lib_context"))]
-
-
-def _on(reference: str) -> dict[str, Any]:
-    return {"reference": reference, "count": COUNT}
+    return [("shape", shape), ("values", values_on("lib_context"))]
 
 
 EXERCISES = [

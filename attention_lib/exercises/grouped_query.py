@@ -21,6 +21,7 @@ from ._core import (
     call,
     expect,
     module_from,
+    values_on,
 )
 
 #: (num_heads, num_kv_groups), first those where `repeat` and
@@ -190,7 +191,7 @@ def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         once(seed)
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
     reference = "lib_sdpa" if SDPA_HAS_GQA else "lib_explicit"
-    values = {"reference": reference, "count": COUNT}
+    values = values_on(reference)
     return [("shape", shape), ("values", values), ("groups", {})]
 
 
@@ -263,7 +264,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "output", "shape": "(b, t, d_out)"}
-    values = {"reference": "lib_gqa", "count": COUNT}
+    values = values_on("lib_gqa")
     return [("shape", shape), ("values", values), ("grad", {})]
 
 

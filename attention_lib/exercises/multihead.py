@@ -22,6 +22,7 @@ from ._core import (
     call,
     expect,
     linear_named,
+    values_on,
 )
 
 WORDS: Messages = {
@@ -127,7 +128,7 @@ def _split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "heads", "shape": "(b, num_heads, num_tokens, head_dim)"}
-    return [("shape", shape), ("values", _on("lib_split"))]
+    return [("shape", shape), ("values", values_on("lib_split"))]
 
 
 def _attend(
@@ -215,12 +216,8 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
-    checks = [("shape", shape), ("values", _on("lib_mha"))]
+    checks = [("shape", shape), ("values", values_on("lib_mha"))]
     return [*checks, ("future", {}), ("grad", {})]
-
-
-def _on(reference: str) -> dict[str, Any]:
-    return {"reference": reference, "count": COUNT}
 
 
 EXERCISES = [

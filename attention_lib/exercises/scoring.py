@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from ..scoring import additive_scores, scaled_dot_product_scores
-from ._core import COUNT, Exercise, Messages, call, expect
+from ._core import COUNT, Exercise, Messages, call, expect, values_on
 
 WORDS: Messages = {
     "batched": {
@@ -157,7 +157,7 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "scores", "shape": "(..., n_q, n_k)"}
-    values = {"reference": "lib_additive", "count": COUNT}
+    values = values_on("lib_additive")
     return [("shape", shape), ("values", values), ("batched", {})]
 
 
@@ -190,7 +190,7 @@ def _scaled(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "scores", "shape": "(..., n_q, n_k)"}
-    values = {"reference": "lib_scaled", "count": COUNT}
+    values = values_on("lib_scaled")
     return [("shape", shape), ("values", values), ("batched", {})]
 
 

@@ -22,6 +22,7 @@ from ._core import (
     linear_named,
     module_from,
     rows_sum_to_one,
+    values_on,
 )
 
 WORDS: Messages = {
@@ -310,7 +311,7 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         once(seed)
     shape = {"what": "output", "shape": "(n, d_out)"}
-    values = {"reference": "lib_v2", "count": COUNT}
+    values = values_on("lib_v2")
     return [("shape", shape), ("values", values), ("grad", {})]
 
 
@@ -405,7 +406,7 @@ def _copy_v2_into_v1(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
     for seed in range(COUNT):
         once(seed)
-    values = {"reference": "lib_v2_copied", "count": COUNT}
+    values = values_on("lib_v2_copied")
     return [("values", values)]
 
 
@@ -467,7 +468,7 @@ def _causal_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
     for seed in range(COUNT):
         once(seed)
-    values = {"reference": "lib_causal", "count": COUNT}
+    values = values_on("lib_causal")
     return [("values", values), ("rows", {}), ("future", {})]
 
 
@@ -496,7 +497,7 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
     for seed in range(COUNT):
         once(seed)
-    values = {"reference": "lib_combined", "count": COUNT}
+    values = values_on("lib_combined")
     return [("values", values)]
 
 
