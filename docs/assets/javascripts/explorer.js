@@ -67,9 +67,9 @@
     return 0.2126 * r + 0.7152 * g + 0.0722 * b;
   };
   // Every write below happens only where the value changed: moving the query changes which row is marked,
-  // not the numbers in the grids, and the live region is read out again only when its sentence changes.
-  const setText = (node, text) => {
-    if (node.textContent !== text) node.textContent = text;
+  // not the numbers in the grids, and the live region is rewritten only when its sentence changes.
+  const put = (target, key, value) => {
+    if (target[key] !== value) target[key] = value;
   };
   const painted = new WeakMap();
   function paint(cell, share, palette) {
@@ -226,7 +226,7 @@
       const result = compute(config, s);
       const shown = result.heads[s.head];
       const palette = PALETTES[document.body.getAttribute("data-md-color-scheme") === "slate" ? "slate" : "default"];
-      setText(validLenShown, String(s.validLen));
+      put(validLenShown, "textContent", String(s.validLen));
       const seen = shown.scores.flat().filter((_, index) => !shown.masked[Math.floor(index / n)][index % n]);
       const low = Math.min(...seen), high = Math.max(...seen);
       const heaviest = Math.max(...shown.weights.flat());
@@ -240,35 +240,32 @@
             const cell = row.cells[j + 1];
             const masked = shown.masked[i][j];
             if (rows === "scores") {
-              setText(cell, masked ? "\u2212\u221e" : fixed(shown.scores[i][j], 2));
+              put(cell, "textContent", masked ? "\u2212\u221e" : fixed(shown.scores[i][j], 2));
               paint(cell, masked ? null : high > low ? (shown.scores[i][j] - low) / (high - low) : 0.5, palette);
             } else {
-              setText(cell, fixed(shown.weights[i][j], 2));
+              put(cell, "textContent", fixed(shown.weights[i][j], 2));
               paint(cell, masked ? null : heaviest > 0 ? shown.weights[i][j] / heaviest : 0, palette);
             }
-            const title = masked ? words.masked : "";
-            if (cell.title !== title) cell.title = title;
+            put(cell, "title", masked ? words.masked : "");
           }
         }
       }
       const word = config.words[s.query];
-      setText(sumCaption, fill(numHeads ? words.context_of_head : words.context_of, { word, head: s.head }));
+      put(sumCaption, "textContent", fill(numHeads ? words.context_of_head : words.context_of, { word, head: s.head }));
       for (let j = 0; j < n; j++) {
-        setText(sumRows[j].cells[1], fixed(shown.weights[s.query][j], 2));
-        setText(sumRows[j].cells[2], vector(shown.values[j]));
+        put(sumRows[j].cells[1], "textContent", fixed(shown.weights[s.query][j], 2));
+        put(sumRows[j].cells[2], "textContent", vector(shown.values[j]));
         sumRows[j].classList.toggle("ae-unused", shown.masked[s.query][j]);
       }
-      setText(total.cells[2], vector(shown.context[s.query]));
+      put(total.cells[2], "textContent", vector(shown.context[s.query]));
       const context = result.heads.flatMap((h) => h.context[s.query]);
-      setText(allHeads, fill(words.all_heads, { word, vector: vector(context) }));
+      put(allHeads, "textContent", fill(words.all_heads, { word, vector: vector(context) }));
       const visible = shown.masked[s.query].filter((m) => !m).length;
-      setText(live, fill(words.live, { word, visible, n }));
-      const data = {
-        weights: JSON.stringify(shown.weights),
-        scores: JSON.stringify(shown.scores.map((row, i) => row.map((x, j) => (shown.masked[i][j] ? null : x)))),
-        context: JSON.stringify(context),
-      };
-      for (const [key, value] of Object.entries(data)) if (root.dataset[key] !== value) root.dataset[key] = value;
+      put(live, "textContent", fill(words.live, { word, visible, n }));
+      put(root.dataset, "weights", JSON.stringify(shown.weights));
+      const unmasked = shown.scores.map((row, i) => row.map((x, j) => (shown.masked[i][j] ? null : x)));
+      put(root.dataset, "scores", JSON.stringify(unmasked));
+      put(root.dataset, "context", JSON.stringify(context));
     }
 
     headOptions();
