@@ -260,13 +260,18 @@ class Result:
         return self.passed
 
 
+#: Chinese characters, and the CJK and full-width punctuation beside them: one
+#: definition for the spaces Chinese text drops and for wrapping it.
+_HAN = "\u4e00-\u9fff"
+_CJK_PUNCTUATION = "\u3000-\u303f\uff00-\uffef"
+
 #: A space that Chinese text does not take: between two Chinese characters
 #: ("与 权重相同的", where a field starts with Chinese), or beside Chinese
 #: punctuation. A space between Chinese and a word or code stays.
 _CHINESE_SPACE = re.compile(
-    r"(?<=[\u4e00-\u9fff]) +(?=[\u4e00-\u9fff])"
-    r"|(?<=[\u3000-\u303f\uff00-\uffef]) +"
-    r"| +(?=[\u3000-\u303f\uff00-\uffef])"
+    rf"(?<=[{_HAN}]) +(?=[{_HAN}])"
+    rf"|(?<=[{_CJK_PUNCTUATION}]) +"
+    rf"| +(?=[{_CJK_PUNCTUATION}])"
 )
 
 
@@ -555,8 +560,8 @@ def message(
 #: and never ends with （.
 _TOKEN = re.compile(
     r"[（“]*"
-    r"(?:[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
-    r"|[^\s\u3000-\u303f\u4e00-\u9fff\uff00-\uffef“”]+)"
+    rf"(?:[{_HAN}{_CJK_PUNCTUATION}]"
+    rf"|[^\s{_HAN}{_CJK_PUNCTUATION}“”]+)"
     r"[，。：；）、！？”]*"
     r"|\s+"
 )
