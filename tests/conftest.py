@@ -8,6 +8,7 @@ turns a missing browser into a failure so CI can never pass by skipping them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -448,6 +449,24 @@ def load():
     """``load(tab, url)``: open ``url`` in ``tab`` and return once it has loaded all it will: past the load
     event, its fonts ready, no request in flight and none started for ``QUIET_S``."""
     return _load
+
+
+@contextlib.contextmanager
+def _dark_palette(tab) -> Iterator[None]:
+    tab.locator("label[for=__palette_1]").click()  # the toggle that the light palette shows
+    try:
+        tab.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+        yield
+    finally:
+        tab.locator("label[for=__palette_0]").click()
+        tab.wait_for_function("document.body.dataset.mdColorScheme === 'default'")
+
+
+@pytest.fixture(scope="session")
+def dark_palette():
+    """``with dark_palette(tab):`` the page in the dark palette, switched to with the header's toggle as a reader
+    does, and back to the light one after, for the tests that look at the same page next."""
+    return _dark_palette
 
 
 #: The screens the browser tests look at pages on, by their width: a desktop and a phone.

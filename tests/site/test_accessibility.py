@@ -125,19 +125,14 @@ def test_axe_reports_every_element_of_a_violation(page, base_url: str, axe: Path
 @pytest.mark.parametrize(
     "visited", [(LANGUAGES[lang] + PAGES[kind], "1280") for kind in PAGES for lang in LANGUAGES], indirect=True
 )
-def test_axe_finds_no_serious_violation_in_the_dark_palette(visited, axe: Path) -> None:
+def test_axe_finds_no_serious_violation_in_the_dark_palette(visited, axe: Path, dark_palette) -> None:
     """The dark palette, switched to with the header's toggle as a reader does, and back again after, for the
     page's other tests. (That a reader whose system prefers it gets it on arrival, the search dialog's and
     the 404 page's tests below check: Material reads that setting only when a page loads.)"""
     page = visited.tab
-    page.locator("label[for=__palette_1]").click()
-    try:
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    with dark_palette(page):
         page.evaluate(SETTLED)
         violations = serious_violations(page, axe)
-    finally:
-        page.locator("label[for=__palette_0]").click()
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
 
 

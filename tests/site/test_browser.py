@@ -128,7 +128,7 @@ def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, s
 
 
 @pytest.mark.parametrize("visited", [(lang_prefix + "masks/", "1280") for lang_prefix in ("", "zh/")], indirect=True)
-def test_each_palette_shows_its_own_figure(visited) -> None:
+def test_each_palette_shows_its_own_figure(visited, dark_palette) -> None:
     """A figure is on the page twice, ``name.svg#only-light`` and ``name-dark.svg#only-dark``: the reader sees
     the one drawn for the palette, switched with the header's toggle, never a white slab on the dark page."""
     page = visited.tab
@@ -141,11 +141,6 @@ def test_each_palette_shows_its_own_figure(visited) -> None:
     light = [urlsplit(src).path.rsplit("/", 1)[-1] for src in shown()]
     assert "causal-attn-weights.svg" in light
     assert not [name for name in light if name.endswith("-dark.svg")], light
-    page.locator("label[for=__palette_1]").click()
-    try:
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    with dark_palette(page):
         dark = [urlsplit(src).path.rsplit("/", 1)[-1] for src in shown()]
         assert dark == [name.removesuffix(".svg") + "-dark.svg" for name in light]
-    finally:
-        page.locator("label[for=__palette_0]").click()
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")

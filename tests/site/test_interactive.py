@@ -297,17 +297,12 @@ CONTRAST = f"""root => {{
 
 
 @pytest.mark.parametrize("visited", [("masks/", "1280"), ("zh/masks/", "1280")], indirect=True)
-def test_the_explorer_takes_the_palette_and_keeps_its_contrast(visited) -> None:
+def test_the_explorer_takes_the_palette_and_keeps_its_contrast(visited, dark_palette) -> None:
     page = visited.tab
     explorer = page.locator("[data-attention-explorer]")
     light = explorer.evaluate(CONTRAST)
-    page.locator("label[for=__palette_1]").click()
-    try:
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
+    with dark_palette(page):
         dark = explorer.evaluate(CONTRAST)
-    finally:
-        page.locator("label[for=__palette_0]").click()
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")
     for cells in (light, dark):
         assert len(cells) == 72
         assert min(cell["contrast"] for cell in cells) >= 4.5
@@ -327,7 +322,7 @@ FILL_CONTRAST = f"""async button => {{
 
 
 @pytest.mark.parametrize("visited", TRACER_PAGES, indirect=True)
-def test_the_tracers_buttons_keep_their_contrast_when_hovered_or_focused(visited) -> None:
+def test_the_tracers_buttons_keep_their_contrast_when_hovered_or_focused(visited, dark_palette) -> None:
     """A hovered or focused button is filled, and its text (14 px, bold: not large text) keeps 4.5:1 on the fill,
     in both palettes; axe-core checks the buttons as they rest."""
     page = visited.tab
@@ -346,13 +341,10 @@ def test_the_tracers_buttons_keep_their_contrast_when_hovered_or_focused(visited
         return {"hover": hovered, "focus": focused}
 
     seen = {"light": states()}
-    page.locator("label[for=__palette_1]").click()
     try:
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'slate'")
-        seen["dark"] = states()
+        with dark_palette(page):
+            seen["dark"] = states()
     finally:
-        page.locator("label[for=__palette_0]").click()
-        page.wait_for_function("document.body.dataset.mdColorScheme === 'default'")
         page.mouse.move(0, 0)
     for palette, buttons in seen.items():
         for state, button in buttons.items():
