@@ -25,6 +25,7 @@ import tarfile
 import tempfile
 import venv
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -35,7 +36,7 @@ TASKS = {
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
     "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
     "lint": "check the code with ruff (lint rules and formatting) and attention_lib's types with mypy (strict)",
-    "package": "build the sdist and wheel into dist/, check them, and test the wheel installed in a fresh venv",
+    "package": "build both packages' sdists and wheels into dist/, check them, and test the wheels in a fresh venv",
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
     "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
@@ -55,28 +56,34 @@ def run(*cmd: object, cwd: Path = ROOT) -> None:
     subprocess.run([str(c) for c in cmd], cwd=cwd, check=True, env=env)
 
 
+def _version(package: Path) -> str | None:
+    """``__version__`` as ``package/__init__.py`` states it, read without importing it (and torch with it)."""
+    found = re.search(r'^__version__ = "(.+)"', (package / "__init__.py").read_text(encoding="utf-8"), re.M)
+    return found and found.group(1)
+
+
 def ensure_env() -> None:
-    """Create ``.venv`` and install the package with its ``test`` extra (which includes the docs tools),
-    unless the same install is already in place."""
+    """Create ``.venv`` and install both packages, editable: attention_lib with its ``test`` extra (which
+    includes the docs tools) and attention_exercises, unless the same install is already in place."""
     extra = "test"
     if not venv_bin("python").exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    # The package's version too: an editable install keeps the version it was installed with.
-    version = re.search(r'^__version__ = "(.+)"', (ROOT / "attention_lib" / "__init__.py").read_text(), re.M)
+    # The packages' versions too: an editable install keeps the version it was installed with.
     fingerprint = hashlib.sha256(
-        (ROOT / "pyproject.toml").read_bytes()
-        + f"{TORCH_SPEC}|{extra}|{sys.version}|{version and version.group(1)}".encode()
+        b"".join((dist.project / "pyproject.toml").read_bytes() for dist in DISTRIBUTIONS)
+        + f"{TORCH_SPEC}|{extra}|{sys.version}|{[_version(dist.package) for dist in DISTRIBUTIONS]}".encode()
     ).hexdigest()
     stamp = VENV / f".installed-{extra}"
     if stamp.exists() and stamp.read_text() == fingerprint:
         return
     pip = [venv_bin("python"), "-m", "pip", "install", "--disable-pip-version-check"]
     index = os.environ.get("TORCH_INDEX_URL")
-    # torch first, from its pin: the package's own `torch>=2.2` is then already satisfied and pip
+    # torch first, from its pin: the packages' own `torch>=2.2` is then already satisfied and pip
     # never reaches for the multi-GB CUDA build.
     run(*pip, TORCH_SPEC, *(["--extra-index-url", index] if index else []))
-    run(*pip, "-e", f".[{extra}]")
+    # Both in one install: the checker's attention_lib requirement is met by the editable library beside it.
+    run(*pip, "-e", f".[{extra}]", "-e", "./exercises")
     stamp.write_text(fingerprint)
 
 
@@ -120,98 +127,129 @@ def ensure_site_assets() -> None:
     stamp.write_text(wanted)
 
 
-#: The library's layer of the suite: the test files that test attention_lib alone (they need torch, hypothesis,
-#: numpy and tests/conftest.py, nothing of the site), which ``python3 dev.py package`` runs against the installed
-#: wheel. tests/tooling/test_package.py checks that every such file is in this folder, and only those.
-LIBRARY_TESTS = ROOT / "tests" / "lib"
-#: Run by the fresh environment's Python, outside the repository: the attention_lib it imports is the
-#: wheel's, in that environment's site-packages, and of the wheel's version (argv[1]).
+@dataclass(frozen=True)
+class Distribution:
+    """One of the two distributions this repository publishes, each from its own tag (CONTRIBUTING.md,
+    "Releasing"): its project folder (pyproject.toml, LICENSE, the PyPI description), its package, and the
+    layer of the suite that ``python3 dev.py package`` runs against its installed wheel. Those test files need
+    nothing but the packages, torch, hypothesis, numpy and tests/conftest.py: tests/tooling/test_package.py
+    checks that every such file is in these folders, and only those."""
+
+    name: str
+    project: Path
+    tests: Path
+    description: str = "README.md"
+    #: Its files besides the modules, as [tool.setuptools.package-data] names them (tests/tooling/test_package.py).
+    data: tuple[str, ...] = ("py.typed",)
+
+    @property
+    def package(self) -> Path:
+        return self.project / self.name
+
+
+LIBRARY = Distribution("attention_lib", ROOT, ROOT / "tests" / "lib", description="attention_lib/README.md")
+EXERCISES = Distribution(
+    "attention_exercises", ROOT / "exercises", ROOT / "tests" / "exercises", data=("py.typed", "messages/*.toml")
+)
+DISTRIBUTIONS = (LIBRARY, EXERCISES)
+#: Run by the fresh environment's Python, outside the repository, for each package (argv[1]): the copy it
+#: imports is the wheel's, in that environment's site-packages, and of the wheel's version (argv[2]).
 IMPORT_CHECK = """\
+import importlib
 import importlib.metadata
 import sys
 import sysconfig
 from pathlib import Path
 
-import attention_lib
-
-location = Path(attention_lib.__file__).resolve().parent
-print(f"attention_lib {attention_lib.__version__} imported from {location}")
+name, version = sys.argv[1:]
+package = importlib.import_module(name)
+location = Path(package.__file__).resolve().parent
+print(f"{name} {package.__version__} imported from {location}")
 assert location.parent == Path(sysconfig.get_path("purelib")).resolve(), "not the installed wheel"
-assert attention_lib.__version__ == importlib.metadata.version("attention_lib") == sys.argv[1]
+assert package.__version__ == importlib.metadata.version(name) == version
 """
-#: Run with the library's tests, in the same pytest session: they exercised the installed wheel.
+#: Run with the packages' tests, in the same pytest session: they exercised the installed wheels.
 INSTALLED_TEST = """\
 import importlib.util
 import sysconfig
 from pathlib import Path
 
-import attention_lib
+import pytest
 
 
-def test_the_tests_import_the_installed_wheel():
-    location = Path(attention_lib.__file__).resolve().parent
+@pytest.mark.parametrize("name", ["attention_lib", "attention_exercises"])
+def test_the_tests_import_the_installed_wheels(name):
+    location = Path(importlib.import_module(name).__file__).resolve().parent
     assert location.parent == Path(sysconfig.get_path("purelib")).resolve(), location
-    # The repository root is not importable from: its site tooling, beside attention_lib/, is not found.
+
+
+def test_the_repository_is_not_on_the_path():
+    # Its site tooling, beside attention_lib/, is not found.
     assert importlib.util.find_spec("docs_tools") is None
 """
 
 
-def check_archives(sdist: Path, wheel: Path) -> None:
-    """List both archives, and stop unless the wheel holds the package and nothing else, and the sdist
-    everything the wheel is built from."""
+def check_archives(dist: Distribution, sdist: Path, wheel: Path) -> None:
+    """List both archives of ``dist``, and stop unless the wheel holds its package and nothing else, and the
+    sdist everything the wheel is built from."""
     with zipfile.ZipFile(wheel) as archive:
         in_wheel = sorted(archive.namelist())
     with tarfile.open(sdist) as archive:
-        # Without the top folder, attention_lib-<version>/.
+        # Without the top folder, <name>-<version>/.
         in_sdist = sorted(member.name.split("/", 1)[1] for member in archive.getmembers() if member.isfile())
     for archive, names in ((wheel, in_wheel), (sdist, in_sdist)):
         print(f"{archive.name}: {len(names)} entries", *(f"    {name}" for name in names), sep="\n")
-    # The package's modules, its subpackages' (attention_lib/exercises/) included.
-    package = {path.relative_to(ROOT).as_posix() for path in (ROOT / "attention_lib").rglob("*.py")}
-    package.add("attention_lib/py.typed")
-    dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info/"  # attention_lib-<version>.dist-info/
+    # The package's modules, its subpackages' included, and its data files.
+    files = [*dist.package.rglob("*.py"), *(path for pattern in dist.data for path in dist.package.glob(pattern))]
+    package = {path.relative_to(dist.project).as_posix() for path in files}
+    dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info/"  # <name>-<version>.dist-info/
     problems = [f"the wheel lacks {name}" for name in sorted(package - set(in_wheel))]
     problems += [
         f"the wheel holds {name}" for name in in_wheel if name not in package and not name.startswith(dist_info)
     ]
-    needed = package | {"pyproject.toml", "LICENSE", "attention_lib/README.md", "PKG-INFO"}
+    needed = package | {"pyproject.toml", "LICENSE", dist.description, "PKG-INFO"}
     problems += [f"the sdist lacks {name}" for name in sorted(needed - set(in_sdist))]
     # Besides those, only what setuptools writes itself.
     written = {"MANIFEST.in", "setup.cfg"}
     problems += [
         f"the sdist holds {name}"
         for name in in_sdist
-        if name not in needed | written and not name.startswith("attention_lib.egg-info/")
+        if name not in needed | written and not name.startswith(f"{dist.name}.egg-info/")
     ]
     if problems:
-        sys.exit("dev.py package: " + "; ".join(problems))
+        sys.exit(f"dev.py package: {dist.name}: " + "; ".join(problems))
 
 
 def package() -> None:
-    """Build the sdist and the wheel into ``dist/``, check them as PyPI will, and test the wheel as a reader
-    gets it: installed in a fresh virtual environment, imported from there, with the library's tests."""
-    dist = ROOT / "dist"
-    shutil.rmtree(dist, ignore_errors=True)
-    # Without --sdist or --wheel, build makes the sdist and then the wheel from the unpacked sdist, so a file
-    # the sdist lacks fails here rather than for whoever builds from it.
-    run(venv_bin("python"), "-m", "build", "--outdir", dist)
-    (sdist,), (wheel,) = sorted(dist.glob("*.tar.gz")), sorted(dist.glob("*.whl"))
-    run(venv_bin("twine"), "check", "--strict", sdist, wheel)
-    check_archives(sdist, wheel)
-    version = wheel.name.split("-")[1]
-    with tempfile.TemporaryDirectory(prefix="attention_lib-package-") as temp:
+    """Build each package's sdist and wheel into ``dist/<name>/``, check them as PyPI will, and test the wheels
+    as a reader gets them: installed together in a fresh virtual environment, imported from there, each with
+    its own tests."""
+    wheels = []
+    for dist in DISTRIBUTIONS:
+        out = ROOT / "dist" / dist.name
+        shutil.rmtree(out, ignore_errors=True)
+        # Without --sdist or --wheel, build makes the sdist and then the wheel from the unpacked sdist, so a file
+        # the sdist lacks fails here rather than for whoever builds from it.
+        run(venv_bin("python"), "-m", "build", "--outdir", out, dist.project)
+        (sdist,), (wheel,) = sorted(out.glob("*.tar.gz")), sorted(out.glob("*.whl"))
+        run(venv_bin("twine"), "check", "--strict", sdist, wheel)
+        check_archives(dist, sdist, wheel)
+        wheels.append(wheel)
+    with tempfile.TemporaryDirectory(prefix="attention-docs-package-") as temp:
         env, cwd = Path(temp) / "venv", Path(temp) / "cwd"
         print(f"creating {env}", flush=True)
         venv.EnvBuilder(with_pip=True).create(env)
         cwd.mkdir()
         pip = [venv_bin("python", env), "-m", "pip", "install", "--disable-pip-version-check"]
         index = os.environ.get("TORCH_INDEX_URL")
-        # torch first, from its pin, as in ensure_env: the wheel's torch>=2.2 then pulls nothing more.
+        # torch first, from its pin, as in ensure_env: the wheels' torch>=2.2 then pulls nothing more; the
+        # checker's attention_lib requirement is met by the library's wheel, installed with it.
         run(*pip, TORCH_SPEC, *(["--extra-index-url", index] if index else []))
-        run(*pip, wheel, "pytest", "hypothesis", "numpy")
+        run(*pip, *wheels, "pytest", "hypothesis", "numpy")
         (cwd / "check_import.py").write_text(IMPORT_CHECK, encoding="utf-8")
-        run(venv_bin("python", env), "check_import.py", version, cwd=cwd)
-        (cwd / "test_installed_wheel.py").write_text(INSTALLED_TEST, encoding="utf-8")
+        for dist, wheel in zip(DISTRIBUTIONS, wheels, strict=True):
+            run(venv_bin("python", env), "check_import.py", dist.name, wheel.name.split("-")[1], cwd=cwd)
+        (cwd / "test_installed_wheels.py").write_text(INSTALLED_TEST, encoding="utf-8")
         # The venv's pytest script, not `python -m pytest`, which would make the working directory importable.
         # The project's settings stay (strict markers, warnings as errors); conftest.py files are read from tests/
         # only, not the root's, which collects the pages with the site's tooling: the repository root is on no path.
@@ -219,11 +257,11 @@ def package() -> None:
             venv_bin("pytest", env),
             *("-c", ROOT / "pyproject.toml", "--rootdir", ROOT, "-p", "no:cacheprovider"),
             *("-o", "addopts=-p no:doctest --strict-markers -ra", "--confcutdir", ROOT / "tests"),
-            LIBRARY_TESTS,
-            cwd / "test_installed_wheel.py",
+            *(dist.tests for dist in DISTRIBUTIONS),
+            cwd / "test_installed_wheels.py",
             cwd=cwd,
         )
-    print(f"dist/: {sdist.name} and {wheel.name}, tested as installed", flush=True)
+    print("dist/: " + ", ".join(wheel.name for wheel in wheels) + ", tested as installed", flush=True)
 
 
 def main(argv: list[str]) -> int:

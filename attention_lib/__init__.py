@@ -52,7 +52,7 @@ from .weight_free import (
     normalize_by_sum,
 )
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "DESSERT_SENTENCE",

@@ -63,4 +63,19 @@ def _ends_with_exception(expected: str, error: Exception) -> bool:
 
 def sybil(docs: Path) -> Sybil:
     """The pages under ``docs`` as Sybil documents: each block an example, the skip directive honoured."""
-    return Sybil(parsers=[PythonWithOutputParser(), SkipParser()], path=str(docs), patterns=["*.md"], name="docs")
+    return Sybil(
+        parsers=[PythonWithOutputParser(), SkipParser()],
+        path=str(docs),
+        patterns=["*.md"],
+        name="docs",
+        teardown=_checker_back_to_english,
+    )
+
+
+def _checker_back_to_english(namespace: dict) -> None:
+    """A translated page sets the exercise checker's language (``set_language("zh")``), which lasts for the
+    process: the pages run after it in the same worker print English again. The page's own import of it is
+    used, so that the tooling need not import the checker."""
+    set_language = namespace.get("set_language")
+    if callable(set_language):
+        set_language("en")

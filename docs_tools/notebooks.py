@@ -10,8 +10,9 @@ without executing them, and ``tests/pages/test_notebooks.py`` runs every noteboo
 compares). Library source shown on a page is not copied into the notebook: a note points to it in
 ``attention_lib``, which the notebook imports. Links to other pages point to the published site, and
 figures travel inside the notebook as attachments, so a downloaded notebook or one opened in Colab
-reads the same as the page. Its first code cell installs from PyPI the version of ``attention_lib`` that
-the pages were checked with (``attention_lib.__version__``) where another version, or none, is installed.
+reads the same as the page. Its first code cell installs from PyPI the versions of ``attention_lib`` and
+of its exercises' checker ``attention_exercises`` that the pages were checked with (their ``__version__``)
+where other versions, or none, are installed; in a Chinese notebook it also sets the checker's language.
 """
 
 from __future__ import annotations
@@ -69,10 +70,15 @@ def _words(lang: str) -> dict:
     return config.extra(lang)["notebook"]
 
 
-def version() -> str:
-    """``attention_lib.__version__`` as this checkout's source states it, read without importing the package
+#: The packages a notebook installs, each with the folder its project is in (the repository's tag
+#: ``<name>-v<version>`` holds it; CONTRIBUTING.md, "Releasing").
+PACKAGES = {"attention_lib": ".", "attention_exercises": "exercises"}
+
+
+def version(name: str = "attention_lib") -> str:
+    """``__version__`` of ``name`` as this checkout's source states it, read without importing the package
     (and torch with it)."""
-    module = ast.parse((ROOT / "attention_lib" / "__init__.py").read_text(encoding="utf-8"))
+    module = ast.parse((ROOT / PACKAGES[name] / name / "__init__.py").read_text(encoding="utf-8"))
     (value,) = [
         ast.literal_eval(node.value)
         for node in module.body
@@ -82,21 +88,34 @@ def version() -> str:
 
 
 def install_cell(lang: str, repository: str) -> str:
-    """The notebook's first code cell: ``attention_lib`` at the pages' version, from PyPI, unless this Python
-    has that version already (where the test suite runs the notebooks, it does nothing). Its comment gives
-    the way round an unreachable PyPI: the same version from the repository's release tag."""
-    pinned = version()
-    return (
-        f"# {_words(lang)['fallback']}\n"
-        f'# %pip install "attention_lib @ git+{repository}@v{pinned}"\n'
-        "import importlib.metadata\n\n"
-        "try:\n"
-        '    installed = importlib.metadata.version("attention_lib")\n'
-        "except importlib.metadata.PackageNotFoundError:\n"
-        "    installed = None\n"
-        f'if installed != "{pinned}":\n'
-        f"    %pip install --quiet attention_lib=={pinned}\n"
+    """The notebook's first code cell: both packages at the pages' versions, from PyPI, unless this Python
+    has those versions already (where the test suite runs the notebooks, it does nothing). Its comment gives
+    the way round an unreachable PyPI: the same versions from the repository's release tags. A Chinese
+    notebook then sets the checker's language, once for all its checks."""
+    pinned = {name: version(name) for name in PACKAGES}
+    fallback = [
+        f'# %pip install "{name} @ git+{repository}@{name}-v{pinned[name]}'
+        + ("" if folder == "." else f"#subdirectory={folder}")
+        + '"'
+        for name, folder in PACKAGES.items()
+    ]
+    wanted = ", ".join(f'"{name}": "{pinned[name]}"' for name in PACKAGES)
+    cell = (
+        f"# {_words(lang)['fallback']}\n" + "\n".join(fallback) + "\nimport importlib.metadata\n\n\n"
+        "def installed(name):\n"
+        "    try:\n"
+        "        return importlib.metadata.version(name)\n"
+        "    except importlib.metadata.PackageNotFoundError:\n"
+        "        return None\n\n\n"
+        f"wanted = {{{wanted}}}\n"
+        "if any(installed(name) != version for name, version in wanted.items()):\n"
+        "    %pip install --quiet " + " ".join(f"{name}=={pinned[name]}" for name in PACKAGES) + "\n"
     )
+    if lang != "en":
+        cell += (
+            f'\nfrom attention_exercises import set_language\n\nset_language("{lang}")  # {_words(lang)["language"]}\n'
+        )
+    return cell
 
 
 def settings() -> tuple[str, str]:
@@ -201,7 +220,7 @@ def notebook(page: str, lang: str) -> dict:
             + words["from_page"].format(title=title, url=page_url(site_url, lang, page))
             + f" [{words['colab']}]({colab})"
         ),
-        v4.new_markdown_cell(words["setup"].format(version=version())),
+        v4.new_markdown_cell(words["setup"].format(version=version(), checker=version("attention_exercises"))),
         v4.new_code_cell(install_cell(lang, repository)),
     ]
     position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
@@ -274,10 +293,10 @@ def _exercise_cells(exercise: Exercise, blocks: list[Region], lang: str) -> list
     if exercise.kind == BUG:
         return []  # the reader fixes the code above, which calls the checker itself
     stub = answer_stub(code[0], exercise.answer, _words(lang)["your_code"])
-    language = ', lang="zh"' if lang == "zh" else ""
+    # The language was set once, in the setup cell.
     return [
         tagged(stub.rstrip("\n"), "answer"),
-        tagged(f'check("{exercise.id}", {exercise.answer}{language})', "check"),
+        tagged(f'check("{exercise.id}", {exercise.answer})', "check"),
     ]
 
 

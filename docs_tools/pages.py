@@ -142,7 +142,7 @@ def line(document: Document, offset: int) -> int:
 # Exercises: a chapter's last section, ``## Exercises { #exercises }``, holds exercises, each under a heading
 # ``### ... { #exercise-... }`` and each with its solution (or answer) folded below it in Material's
 # ``??? success "..."`` block. An exercise is one of three kinds, told apart by where it calls the checker
-# (``check("exercise-...", name)``, attention_lib.exercises): inside its solution (write-it: the reader writes
+# (``check("exercise-...", name)``, attention_exercises): inside its solution (write-it: the reader writes
 # ``name``), in a block above the solution (find-the-bug: that block is the code to fix), or nowhere
 # (predict-the-output: the solution runs the code the reader was asked about).
 # ---------------------------------------------------------------------------------------------------

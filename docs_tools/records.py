@@ -9,6 +9,12 @@ A translated page starts with a freshness record, the Git blob id of the English
 
 A page is *up to date* while that id matches the English page, *outdated* once the English page changes, and
 *missing* where no translation exists (the site then shows the English page).
+
+The exercise checker's messages are translated the same way, one TOML file per language
+(``exercises/attention_exercises/messages/<locale>.toml``), and named ``messages.toml`` where a page would
+be (``python3 dev.py translations diff zh/messages.toml``). A translation's record is its first line::
+
+    source_hash = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"
 """
 
 from __future__ import annotations
@@ -23,6 +29,19 @@ from docs_tools.project import DOCS, ROOT
 UP_TO_DATE, OUTDATED, MISSING = "up to date", "outdated", "missing"
 FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?\n)---\n+", re.DOTALL)
 RECORD = re.compile(r"^source_hash:[ \t]*(?P<hash>\S*)[ \t]*$", re.MULTILINE)
+#: The checker's messages, tracked like a page under this name.
+MESSAGES = "messages.toml"
+MESSAGES_FOLDER = Path("exercises", "attention_exercises", "messages")
+TOML_RECORD = re.compile(r'\Asource_hash = "(?P<hash>[0-9a-f]*)"\n')
+
+
+def paths(locale: str, item: str, root: Path = ROOT) -> tuple[Path, Path]:
+    """The English file and its translation into ``locale``: a page's (``masks.md``), or the checker's messages
+    (``messages.toml``)."""
+    if item == MESSAGES:
+        folder = root / MESSAGES_FOLDER
+        return folder / f"{SOURCE}.toml", folder / f"{locale}.toml"
+    return root / "docs" / SOURCE / item, root / "docs" / locale / item
 
 
 def pages(docs: Path = DOCS) -> list[str]:
@@ -37,15 +56,21 @@ def source_hash(text: str) -> str:
 
 
 def read_record(text: str) -> str | None:
-    """The ``source_hash`` in a translated page's front matter, or None."""
+    """The ``source_hash`` in a translated page's front matter, or at the top of translated messages; or None."""
+    toml = TOML_RECORD.match(text.replace("\r\n", "\n"))
+    if toml:
+        return toml["hash"]
     front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
     record = front and RECORD.search(front["body"])
     return record["hash"] if record else None
 
 
-def with_record(text: str, hash_: str) -> str:
-    """``text`` with its front matter's ``source_hash`` set to ``hash_`` (front matter added if none)."""
+def with_record(text: str, hash_: str, *, toml: bool = False) -> str:
+    """``text`` with its front matter's ``source_hash`` set to ``hash_`` (front matter added if none); with
+    ``toml``, the messages' first line."""
     text = text.replace("\r\n", "\n")
+    if toml:
+        return f'source_hash = "{hash_}"\n' + TOML_RECORD.sub("", text, count=1)
     front = FRONT_MATTER.match(text)
     if front is None:
         return f"---\nsource_hash: {hash_}\n---\n\n{text}"
@@ -70,6 +95,15 @@ def state(locale: str, page: str, docs: Path = DOCS) -> str:
     return UP_TO_DATE if recorded == source_hash(english) else OUTDATED
 
 
+def messages_state(locale: str, root: Path = ROOT) -> str:
+    """UP_TO_DATE, OUTDATED or MISSING: the checker's messages in ``locale`` against the English ones."""
+    english, translation = paths(locale, MESSAGES, root)
+    if not translation.exists():
+        return MISSING
+    recorded = read_record(translation.read_text(encoding="utf-8"))
+    return UP_TO_DATE if recorded == source_hash(english.read_text(encoding="utf-8")) else OUTDATED
+
+
 def statuses(root: Path = ROOT) -> dict[str, dict[str, str]]:
     """``{page: {locale: state}}`` for every English page and every translation language."""
     docs = root / "docs"
@@ -78,8 +112,13 @@ def statuses(root: Path = ROOT) -> dict[str, dict[str, str]]:
 
 
 def split_page(item: str) -> tuple[str, str]:
-    """``zh/masks.md`` or ``docs/zh/masks.md`` -> (``zh``, ``masks.md``)."""
-    locale, _, page = item.replace("\\", "/").removeprefix("docs/").partition("/")
-    if not page.endswith(".md"):
-        raise SystemExit(f"translations: {item!r}: name a translated page, such as zh/masks.md")
+    """``zh/masks.md`` or ``docs/zh/masks.md`` -> (``zh``, ``masks.md``); ``zh/messages.toml`` (or the file's
+    path) -> (``zh``, ``messages.toml``)."""
+    item = item.replace("\\", "/")
+    folder = MESSAGES_FOLDER.as_posix() + "/"
+    if item.startswith(folder) and item.endswith(".toml"):
+        return item.removeprefix(folder).removesuffix(".toml"), MESSAGES
+    locale, _, page = item.removeprefix("docs/").partition("/")
+    if not (page.endswith(".md") or page == MESSAGES):
+        raise SystemExit(f"translations: {item!r}: name a translated page, such as zh/masks.md, or zh/messages.toml")
     return locale, page

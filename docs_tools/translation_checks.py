@@ -10,6 +10,8 @@ import difflib
 import io
 import itertools
 import re
+import string
+import sys
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -17,10 +19,15 @@ from pathlib import Path
 
 from sybil import Document
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pytest and the checker require tomli there
+    import tomli as tomllib
+
 from docs_tools.config import SOURCE, languages
 from docs_tools.pages import HEADING, INTERACTIVE, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import ROOT
-from docs_tools.records import pages, read_record, split_page, without_front_matter
+from docs_tools.records import MESSAGES, pages, paths, read_record, split_page, without_front_matter
 
 
 @dataclass(frozen=True)
@@ -81,16 +88,38 @@ def _code_tokens(source: str, first: int) -> list[tuple[object, int]]:
     return [((t.type, t.string), first + t.start[0] - 1) for t in tokens if t.type not in skipped]
 
 
+#: The exercise checker's language, set once on a translated page (``set_language("zh")``, with the import
+#: of ``set_language`` beside ``check``): the one line of code a translation adds. What the checker prints
+#: under a ``check(...)`` call is then in the page's language, so only its verdicts, ✓ or ✗ and the
+#: exercise's id, are compared.
+SET_LANGUAGE = re.compile(r'^set_language\("(?P<locale>[\w-]+)"\)[^\n]*\n?', re.M)
+CHECKER_IMPORT = "from attention_exercises import check, set_language\n"
+CHECK_CALL = re.compile(r"\bcheck\(")
+VERDICT = re.compile(r"^(?P<verdict>[✓✗] exercise-[\w-]+)")
+
+
 def blocks(text: str) -> list[_Block]:
     """The blocks both languages must show identically: Python code compared as tokens (comments may be
-    translated), shell commands without their comments, and outputs exactly."""
+    translated, and the checker's language set), shell commands without their comments, and outputs exactly,
+    but for the checker's, whose verdicts are compared."""
     document = Document(text, "")
     shown = []
+    checks = False  # whether the last Python block calls the checker
     for block in fenced_blocks(document):
         info, source = block.lexemes["info"], str(block.lexemes["source"])
         fence = _line(text, block.start)
         if info == RUN:
+            if SET_LANGUAGE.search(source):
+                source = SET_LANGUAGE.sub(lambda m: "\n", source)
+                source = source.replace(CHECKER_IMPORT, "from attention_exercises import check\n")
             items = _code_tokens(source, fence + 1)
+            checks = bool(CHECK_CALL.search(source))
+        elif info == OUTPUT and checks:
+            items = [
+                (verdict["verdict"], fence + 1 + n)
+                for n, line in enumerate(source.splitlines())
+                if (verdict := VERDICT.match(line))
+            ]
         elif info in SHELL:
             items = [(re.sub(r"\s+#.*$", "", line), fence + 1 + n) for n, line in enumerate(source.splitlines())]
         elif info == OUTPUT or PYTHON_LIKE.match(info):
@@ -99,6 +128,27 @@ def blocks(text: str) -> list[_Block]:
             continue
         shown.append(_Block(info, fence, items))
     return shown
+
+
+def check_checker_language(pair: _Pair, locale: str) -> list[Problem]:
+    """A translated page whose exercises use the checker sets its language once, where it imports it, so that
+    every ✓ and ✗ its reader sees is in the page's language (a page of another language would set another)."""
+    if "from attention_exercises import check" not in pair.english:
+        return []
+    found = [match["locale"] for match in SET_LANGUAGE.finditer(pair.translation)]
+    if found == [locale] and CHECKER_IMPORT in pair.translation:
+        return []
+    start = pair.translation.find("from attention_exercises import")
+    return [
+        Problem(
+            pair.tr_path,
+            _line(pair.translation, max(start, 0)),
+            f"the exercise checker is not set to this page's language once (found {found or 'no'} set_language)",
+            f'Import it with `{CHECKER_IMPORT.strip()}` and call `set_language("{locale}")` on the next line, once,'
+            " in the block that imports the checker; then run the page (python3 dev.py page) and copy what the"
+            " checker prints into each output block under a check(...) call.",
+        )
+    ]
 
 
 def _show(item: object) -> str:
@@ -481,8 +531,125 @@ def check_interactive(pair: _Pair) -> list[Problem]:
     ]
 
 
+#: Inline code in a message, never translated.
+CODE_SPAN = re.compile(r"`[^`\n]*`")
+#: A word of English prose: letters only, at least two, with at most a punctuation mark after it (W_query,
+#: x.shape, causal_mask(t) and is_causal=True are code).
+PROSE_WORD = re.compile(r"[A-Za-z]{2,}[,.;:!?]?")
+
+
+def _prose_words(message: str) -> list[str]:
+    return [word for word in CODE_SPAN.sub(" ", message).split() if PROSE_WORD.fullmatch(word)]
+
+
+def _fields(text: str) -> list[str]:
+    return sorted(name for _, name, _, _ in string.Formatter().parse(text) if name is not None)
+
+
+def _key_lines(text: str) -> dict[tuple[str, str], int]:
+    """Where each ``key = ...`` of a messages file stands, by (table, key)."""
+    lines, table = {}, ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if header := re.match(r"^\[([\w-]+)\]\s*$", line):
+            table = header[1]
+        elif entry := re.match(r"^([\w-]+) = ", line):
+            lines[(table, entry[1])] = number
+    return lines
+
+
+def check_messages(locale: str, root: Path = ROOT) -> list[Problem]:
+    """The exercise checker's messages in ``locale`` against the English ones: a freshness record, every key
+    and no other, the same ``{fields}`` and the same code in backticks, and (in a CJK language) no message
+    left in English."""
+    english, translation = paths(locale, MESSAGES, root)
+    tr_path, en_path = _shown(translation, root), _shown(english, root)
+    if not translation.exists():
+        return []
+    text = translation.read_text(encoding="utf-8").replace("\r\n", "\n")
+    try:
+        tr = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        return [Problem(tr_path, 1, f"this is not valid TOML: {error}", "Compare its syntax with " + en_path + ".")]
+    en = tomllib.loads(english.read_text(encoding="utf-8"))
+    where = _key_lines(text)
+    problems = []
+    if read_record(text) is None:
+        problems.append(
+            Problem(
+                tr_path,
+                1,
+                'the messages have no freshness record (a first line source_hash = "...")',
+                f"When the translation matches {en_path}, run"
+                f" `python3 dev.py translations update {locale}/{MESSAGES}`.",
+            )
+        )
+    for table, entries in en.items():
+        for key, english_text in entries.items():
+            line = where.get((table, key), 1)
+            translated = tr.get(table, {}).get(key)
+            if translated is None:
+                problems.append(
+                    Problem(
+                        tr_path,
+                        line,
+                        f"[{table}] has no {key}",
+                        f"Translate `{key}` from the [{table}] table of {en_path} and add it to the same table here.",
+                    )
+                )
+                continue
+            if _fields(translated) != _fields(english_text):
+                problems.append(
+                    Problem(
+                        tr_path,
+                        line,
+                        f"[{table}] {key} has the fields {_fields(translated)},"
+                        f" the English one {_fields(english_text)}",
+                        "Keep every {field} of the English message, spelled the same: the checker fills them in.",
+                    )
+                )
+            if sorted(CODE_SPAN.findall(translated)) != sorted(CODE_SPAN.findall(english_text)):
+                problems.append(
+                    Problem(
+                        tr_path,
+                        line,
+                        f"[{table}] {key} does not show the English message's code in backticks unchanged",
+                        "Code is never translated: copy each `...` of the English message as it is.",
+                    )
+                )
+            if (
+                locale in CJK_LOCALES
+                and len(_prose_words(english_text)) >= 2
+                and not CJK.search(CODE_SPAN.sub("", translated))
+            ):
+                problems.append(
+                    Problem(
+                        tr_path,
+                        line,
+                        f"[{table}] {key} is still in English: {translated!r}",
+                        "Translate the message; keep only its code and {fields} as they are.",
+                    )
+                )
+    for table, entries in tr.items():
+        if not isinstance(entries, dict):
+            continue
+        for key in entries:
+            if key not in en.get(table, {}):
+                problems.append(
+                    Problem(
+                        tr_path,
+                        where.get((table, key), 1),
+                        f"[{table}] {key} is not in {en_path}",
+                        "Remove it: the English file has no such message (it may have been renamed there).",
+                    )
+                )
+    return problems
+
+
 def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
-    """Every structure check of one translated page against its English page."""
+    """Every structure check of one translated page against its English page (or of the translated messages,
+    for ``messages.toml``)."""
+    if page == MESSAGES:
+        return sorted(check_messages(locale, root), key=lambda problem: problem.line)
     docs = root / "docs"
     english, translation = docs / SOURCE / page, docs / locale / page
     tr_path = _shown(translation, root)
@@ -513,6 +680,7 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
         )
     problems += check_headings(pair)
     problems += check_blocks(pair)
+    problems += check_checker_language(pair, locale)
     problems += check_interactive(pair)
     problems += check_links(pair)
     problems += check_untranslated(pair, locale)
@@ -532,6 +700,18 @@ def check_pages_exist(root: Path = ROOT) -> list[Problem]:
     for language in languages(root):
         folder = docs / language.locale
         present = {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")} if folder.exists() else set()
+        english_messages, messages = paths(language.locale, MESSAGES, root)
+        if language.complete and english_messages.exists() and not messages.exists():
+            problems.append(
+                Problem(
+                    _shown(messages, root),
+                    1,
+                    f"the exercise checker's messages have no {language.name} translation",
+                    f"Every message exists in every complete language. Translate {_shown(english_messages, root)}"
+                    f" into {_shown(messages, root)}, then run"
+                    f" `python3 dev.py translations update {language.locale}/{MESSAGES}`.",
+                )
+            )
         if language.complete:
             for page in sorted(english - present):
                 problems.append(
@@ -555,6 +735,6 @@ def check(root: Path = ROOT, only: Iterable[str] = ()) -> list[Problem]:
         return [problem for item in only for problem in check_page(*split_page(item), root)]
     problems = check_pages_exist(root)
     for language in languages(root):
-        for page in pages(root / "docs"):
+        for page in [*pages(root / "docs"), MESSAGES]:
             problems += check_page(language.locale, page, root)
     return problems

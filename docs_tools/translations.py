@@ -4,6 +4,7 @@
     python3 dev.py translations diff zh/masks.md     # what changed in English since it was translated
     python3 dev.py translations check [zh/masks.md]  # the structure checks, with how to fix each problem
     python3 dev.py translations update zh/masks.md   # record that the page now translates the English one
+    python3 dev.py translations diff zh/messages.toml    # the same for the exercise checker's messages
     python3 dev.py translations add-language fr --name Français   # start a new language
 
 English (``docs/en/``) is the source; every other language folder holds translations of its pages under
@@ -26,10 +27,13 @@ from pathlib import Path
 from docs_tools.config import SOURCE, languages
 from docs_tools.project import ROOT
 from docs_tools.records import (
+    MESSAGES,
     MISSING,
     OUTDATED,
     UP_TO_DATE,
+    messages_state,
     pages,
+    paths,
     read_record,
     source_hash,
     split_page,
@@ -50,6 +54,8 @@ def print_status(root: Path = ROOT) -> int:
     print(f"{'page':<{width}}" + "".join(f"{language.locale:<12}" for language in locales))
     for page, states in table.items():
         print(f"{page:<{width}}" + "".join(f"{states[language.locale]:<12}" for language in locales))
+    # The exercise checker's messages, a translated file like a page (docs_tools/records.py).
+    print(f"{MESSAGES:<{width}}" + "".join(f"{messages_state(language.locale, root):<12}" for language in locales))
     for language in locales:
         counts = collections.Counter(states[language.locale] for states in table.values())
         print(
@@ -59,6 +65,10 @@ def print_status(root: Path = ROOT) -> int:
         for page, states in table.items():
             if states[language.locale] == OUTDATED:
                 print(f"  see what changed: python3 dev.py translations diff {language.locale}/{page}")
+        messages = messages_state(language.locale, root)
+        print(f"  the exercise checker's messages ({language.locale}/{MESSAGES}): {messages}")
+        if messages == OUTDATED:
+            print(f"  see what changed: python3 dev.py translations diff {language.locale}/{MESSAGES}")
     return 0
 
 
@@ -68,28 +78,29 @@ def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
 
 def print_diff(item: str, root: Path = ROOT) -> int:
     locale, page = split_page(item)
-    translation, english = root / "docs" / locale / page, root / "docs" / SOURCE / page
+    english, translation = paths(locale, page, root)
+    shown_en, shown = english.relative_to(root).as_posix(), translation.relative_to(root).as_posix()
     if not translation.exists():
-        print(f"docs/{locale}/{page} does not exist yet: translate docs/{SOURCE}/{page} as a whole.")
+        print(f"{shown} does not exist yet: translate {shown_en} as a whole.")
         return 1
     recorded = read_record(translation.read_text(encoding="utf-8"))
     current = english.read_text(encoding="utf-8").replace("\r\n", "\n")
     if recorded == source_hash(current):
-        print(f"docs/{locale}/{page} is up to date: docs/{SOURCE}/{page} has not changed since it was translated.")
+        print(f"{shown} is up to date: {shown_en} has not changed since it was translated.")
         return 0
     old = git("cat-file", "blob", recorded, root=root) if recorded else None
     if old is None or old.returncode != 0:
         print(
-            f"The English text docs/{locale}/{page} was translated from ({recorded or 'no record'}) is not in this"
-            " clone's history (a shallow clone needs `git fetch --unshallow`). Compare the two pages as a whole."
+            f"The English text {shown} was translated from ({recorded or 'no record'}) is not in this"
+            " clone's history (a shallow clone needs `git fetch --unshallow`). Compare the two files as a whole."
         )
         return 1
     sys.stdout.writelines(
         difflib.unified_diff(
             old.stdout.splitlines(keepends=True),
             current.splitlines(keepends=True),
-            f"docs/{SOURCE}/{page} (as translated)",
-            f"docs/{SOURCE}/{page} (now)",
+            f"{shown_en} (as translated)",
+            f"{shown_en} (now)",
         )
     )
     return 0
@@ -100,21 +111,22 @@ def update(items: list[str], root: Path = ROOT) -> int:
     failed = False
     for item in items:
         locale, page = split_page(item)
-        translation = root / "docs" / locale / page
+        english, translation = paths(locale, page, root)
+        shown_en, shown = english.relative_to(root).as_posix(), translation.relative_to(root).as_posix()
         if not translation.exists():
-            print(f"docs/{locale}/{page} does not exist: copy docs/{SOURCE}/{page} there and translate it first.")
+            print(f"{shown} does not exist: copy {shown_en} there and translate it first.")
             failed = True
             continue
         problems = [problem for problem in check_page(locale, page, root) if "freshness record" not in problem.what]
         if problems:
             print(*problems, sep="\n")
-            print(f"Not recorded: fix the {len(problems)} problem(s) above in docs/{locale}/{page} first.")
+            print(f"Not recorded: fix the {len(problems)} problem(s) above in {shown} first.")
             failed = True
             continue
-        hash_ = source_hash((root / "docs" / SOURCE / page).read_text(encoding="utf-8"))
+        hash_ = source_hash(english.read_text(encoding="utf-8"))
         text = translation.read_text(encoding="utf-8")
-        translation.write_text(with_record(text, hash_), encoding="utf-8", newline="\n")
-        print(f"docs/{locale}/{page} now records docs/{SOURCE}/{page} at {hash_[:12]}: up to date.")
+        translation.write_text(with_record(text, hash_, toml=page == MESSAGES), encoding="utf-8", newline="\n")
+        print(f"{shown} now records {shown_en} at {hash_[:12]}: up to date.")
     return 1 if failed else 0
 
 

@@ -154,12 +154,12 @@ def _only_the_page(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 
 #: The layers of the suite, one folder each under tests/, and the marker that selects each (``-m lib``).
-LAYERS = ("lib", "pages", "site", "tooling")
+LAYERS = ("lib", "exercises", "pages", "site", "tooling")
 
 
 def _layer(path: Path) -> str | None:
     """A test's layer: its folder under tests/; a page's code blocks are the pages layer. None for a test
-    from elsewhere (dev.py package runs one beside the installed wheel, with the library's)."""
+    from elsewhere (dev.py package runs one beside the installed wheels, with the packages')."""
     if path.suffix == ".md":
         return "pages"
     if not path.is_relative_to(ROOT / "tests"):

@@ -3,13 +3,15 @@ exercise a page asks it to check (the solutions themselves run with the page's o
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+from attention_exercises import EXERCISES
+from sybil import Document
 
-from attention_lib.exercises import EXERCISES
 from docs_tools import config as site_config
-from docs_tools.pages import BUG, HEADING, PREDICT, WRITE, exercises
+from docs_tools.pages import BUG, HEADING, PREDICT, RUN, WRITE, exercises, fenced_blocks, line, shown_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = tuple(site_config.complete_locales())
@@ -117,3 +119,56 @@ check("exercise-c", g)
     assert text[slice(*found[1].solution)].startswith('??? success "Solution"\n')
     with pytest.raises(ValueError, match="exercise-d has 0 folded solutions"):
         exercises("### Lost { #exercise-d }\n\nNo solution.\n")
+
+
+#: What the checker prints: a verdict line, ✓ or ✗ with the exercise's id, and what follows it.
+VERDICT = re.compile(r"^[✓✗] exercise-[\w-]+:? ?")
+
+
+def _checker_outputs(lang: str, page: str) -> list[tuple[int, str]]:
+    """Each output block under a block that calls the checker, with its line in the page."""
+    text = _text(lang, page)
+    document = Document(text, page)
+    blocks = list(fenced_blocks(document))
+    outputs = shown_outputs(document, blocks)
+    return [
+        (line(document, outputs[block.start].start), str(outputs[block.start].lexemes["source"]))
+        for block in blocks
+        if block.lexemes["info"] == RUN and "check(" in str(block.lexemes["source"]) and block.start in outputs
+    ]
+
+
+def _said(output: str) -> list[str]:
+    """What the checker said, one item each: the problem (after ✗ and the id), the hint, each thing a ✓ names;
+    a wrapped item joined back into one line. What the page printed before the verdict is left out."""
+    lines = output.splitlines()
+    start = next(number for number, text in enumerate(lines) if VERDICT.match(text))
+    items = [VERDICT.sub("", lines[start])]
+    for text in lines[start + 1 :]:
+        if re.match(r"  (?:- |提示：|Hint: )", text):
+            items.append(text.strip().removeprefix("- "))
+        else:
+            items[-1] += " " + text.strip()
+    return [item for item in items if item]
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_every_verdict_a_chinese_page_shows_is_chinese(page: str) -> None:
+    """Under every call of the checker on a Chinese page, all it printed is Chinese: the problem, the hint and
+    each thing a ✓ names, but for code and PyTorch's own error messages, which it quotes."""
+    shown = _checker_outputs("zh", page)
+    assert shown, f"zh/{page}: no checker output"
+    for number, output in shown:
+        for item in _said(output):
+            assert re.search(r"[\u4e00-\u9fff]", item), f"zh/{page}, line {number}: {item!r}"
+            # Left in English: three words of prose in a row, outside code and a quoted error.
+            prose = re.sub(r"`[^`]*`|(?<=抛出了 ).*?(?=$|提示)", " ", item)
+            assert not re.search(r"(?:\b[A-Za-z]{2,}\b[ ,]+){2}\b[A-Za-z]{2,}\b", prose), f"zh/{page}: {item!r}"
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_every_verdict_an_english_page_shows_is_english(page: str) -> None:
+    """The other way round: the English page shows no Chinese (a page run after a Chinese one in the same
+    process would, if the checker's language outlived its page)."""
+    for number, output in _checker_outputs("en", page):
+        assert not re.search(r"[\u4e00-\u9fff]", output), f"en/{page}, line {number}: {output}"

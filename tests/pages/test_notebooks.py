@@ -8,15 +8,16 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+import attention_exercises
 import nbformat
 import pytest
 import torch
+from attention_exercises import diagnose
 from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 from sybil import Document
 
 import attention_lib
-from attention_lib.exercises import diagnose
 from docs_tools import config as site_config
 from docs_tools import notebooks as make_notebooks
 from docs_tools.kernels import ForkedKernelManager
@@ -126,8 +127,8 @@ def test_notebook_runs_top_to_bottom_and_shows_what_its_page_shows(lang: str, pa
         if role in ("check", "bug"):
             exercise = cell.metadata["attention_docs"]["exercise"]
             assert printed.startswith(f"✓ {exercise}\n"), f"{lang}/{page}, cell {number}: {printed}"
-            if lang == "zh" and role == "check":
-                assert re.search(r"[\u4e00-\u9fff]", printed), printed  # the checker answers in Chinese
+            if lang == "zh":  # the setup cell set the checker's language, for the bugs' cells too
+                assert re.search(r"[\u4e00-\u9fff]", printed), printed
             continue
         if role == "predict":
             shown = next(predicted[cell.metadata["attention_docs"]["exercise"]])[1]
@@ -177,8 +178,8 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
         elif exercise.kind == WRITE:
             assert roles == ["answer", "check"], exercise.id
             assert "..." in "".join(mine[0]["source"])  # to be written: no part of the solution
-            language = ', lang="zh"' if lang == "zh" else ""
-            assert "".join(mine[1]["source"]) == f'check("{exercise.id}", {exercise.answer}{language})'
+            # No language here: the setup cell set it, once for the notebook.
+            assert "".join(mine[1]["source"]) == f'check("{exercise.id}", {exercise.answer})'
         else:
             assert roles == ["bug"], exercise.id
 
@@ -253,30 +254,46 @@ def _install_calls(source: str) -> list[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("lang", make_notebooks.LANGUAGES)
-def test_the_install_cell_does_nothing_where_attention_lib_is_installed(
+def test_the_install_cell_does_nothing_where_both_packages_are_installed(
     lang: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """It installs from PyPI exactly the version the pages were checked with, where another one or none is
-    installed, and names the fallback: the same version from the repository's release tag."""
-    version = attention_lib.__version__
+    """It installs from PyPI exactly the versions the pages were checked with, of the library and of its
+    exercises' checker, where another one or none is installed, and names the fallback: the same versions from
+    the repository's release tags. A translated notebook then sets the checker's language."""
+    versions = {"attention_lib": attention_lib.__version__, "attention_exercises": attention_exercises.__version__}
     notebook = json.loads(make_notebooks.target("masks", lang).read_text(encoding="utf-8"))
     install = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
     source = "".join(install["source"])
-    fallback = f'# %pip install "attention_lib @ git+https://github.com/attention-docs/attention-docs@v{version}"\n'
-    assert fallback in source
-    assert importlib.metadata.version("attention_lib") == version
+    repository = "https://github.com/attention-docs/attention-docs"
+    assert f'# %pip install "attention_lib @ git+{repository}@attention_lib-v{versions["attention_lib"]}"\n' in source
+    assert (
+        f'# %pip install "attention_exercises @ git+{repository}@attention_exercises-v'
+        f'{versions["attention_exercises"]}#subdirectory=exercises"\n'
+    ) in source
+    assert {name: importlib.metadata.version(name) for name in versions} == versions
+    language = [line for line in source.splitlines() if line.startswith("set_language(")]
+    assert language == (
+        [] if lang == "en" else [f'set_language("{lang}")  # ' + make_notebooks._words(lang)["language"]]
+    )
+    # Run as IPython would, with set_language standing in for the checker's (it would last for the process).
+    chosen: list[str] = []
+    monkeypatch.setattr(attention_exercises, "set_language", chosen.append)
     assert _install_calls(source) == []
-    pip = [("pip", f"install --quiet attention_lib=={version}")]
-    for other in ("0.0.1", None):
+    assert chosen == ([] if lang == "en" else [lang])
+    pip = [("pip", "install --quiet " + " ".join(f"{name}=={version}" for name, version in versions.items()))]
+    for missing in versions:
+        for other in ("0.0.1", None):
 
-        def installed(name: str, other: str | None = other) -> str:
-            assert name == "attention_lib"
-            if other is None:
-                raise importlib.metadata.PackageNotFoundError(name)
-            return other
+            def installed(name: str, missing: str = missing, other: str | None = other) -> str:
+                assert name in versions
+                if name != missing:
+                    return versions[name]
+                if other is None:
+                    raise importlib.metadata.PackageNotFoundError(name)
+                return other
 
-        monkeypatch.setattr(importlib.metadata, "version", installed)
-        assert _install_calls(source) == pip, other
+            monkeypatch.setattr(importlib.metadata, "version", installed)
+            assert _install_calls(source) == pip, (missing, other)
 
 
 # The built site --------------------------------------------------------------------------------------

@@ -21,11 +21,13 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Top-level folders that hold no code of the project (environments, build output, caches).
 SKIPPED = {".venv", ".git", "node_modules", "site", "dist", "build", ".cache", ".hypothesis", ".pytest_cache"}
 #: The project's own top-level modules and packages, by the name they are imported as.
-PROJECT = {"attention_lib", "docs_tools", "hooks", "tests", "benchmarks", "dev", "conftest"}
+PROJECT = {"attention_lib", "attention_exercises", "docs_tools", "hooks", "tests", "benchmarks", "dev", "conftest"}
 #: Modules that live in tests/: the test files and their fixtures.
 TEST_MODULES = {path.stem for path in (ROOT / "tests").rglob("*.py")} | {"tests", "conftest"}
 #: What the library may import besides the standard library: torch and itself.
 LIBRARY_MAY_IMPORT = {"torch", "attention_lib"}
+#: What the exercises' checker may import: the library it compares with, and tomli for its messages on Python 3.10.
+CHECKER_MAY_IMPORT = {"torch", "attention_lib", "attention_exercises", "tomli"}
 
 
 def python_files() -> list[Path]:
@@ -55,7 +57,11 @@ def problems(relative: str, names: set[str]) -> list[str]:
     if layer == "attention_lib":
         outside = {name for name in names - LIBRARY_MAY_IMPORT - {"."} if name not in sys.stdlib_module_names}
         found += [f"{relative}: the library imports {name}" for name in sorted(outside - TEST_MODULES)]
+    elif layer == "exercises":
+        outside = {name for name in names - CHECKER_MAY_IMPORT - {"."} if name not in sys.stdlib_module_names}
+        found += [f"{relative}: the checker imports {name}" for name in sorted(outside - TEST_MODULES)]
     elif layer == "docs_tools":
+        # The checker is a package of its own, above the tooling: the tooling reads its messages as files.
         above = PROJECT - TEST_MODULES - {"attention_lib", "docs_tools"}
         found += [f"{relative}: the tooling imports {name}" for name in sorted(names & above)]
     return found
@@ -63,14 +69,22 @@ def problems(relative: str, names: set[str]) -> list[str]:
 
 def test_every_import_follows_the_layering() -> None:
     files = python_files()
-    assert {"attention_lib/__init__.py", "docs_tools/pages.py", "hooks/search.py", "conftest.py", "dev.py"} <= {
-        path.relative_to(ROOT).as_posix() for path in files
-    }
+    assert {
+        "attention_lib/__init__.py",
+        "exercises/attention_exercises/_core.py",
+        "docs_tools/pages.py",
+        "hooks/search.py",
+        "conftest.py",
+        "dev.py",
+    } <= {path.relative_to(ROOT).as_posix() for path in files}
     found = []
     for path in files:
         relative = path.relative_to(ROOT).as_posix()
         found += problems(relative, imported(path.read_text(encoding="utf-8")))
     assert found == []
+
+
+CHECKER_FILE = "exercises/attention_exercises/x.py"
 
 
 @pytest.mark.parametrize(
@@ -79,6 +93,12 @@ def test_every_import_follows_the_layering() -> None:
         ("attention_lib/x.py", "import torch\nimport math\nfrom . import masks\n", []),
         ("attention_lib/x.py", "import numpy", ["attention_lib/x.py: the library imports numpy"]),
         ("attention_lib/x.py", "from docs_tools import pages", ["attention_lib/x.py: the library imports docs_tools"]),
+        ("attention_lib/x.py", "import attention_exercises",
+         ["attention_lib/x.py: the library imports attention_exercises"]),
+        (CHECKER_FILE, "import torch\nimport tomli\nfrom attention_lib import masks\nfrom . import _core\n", []),
+        (CHECKER_FILE, "import numpy", [f"{CHECKER_FILE}: the checker imports numpy"]),
+        (CHECKER_FILE, "import docs_tools", [f"{CHECKER_FILE}: the checker imports docs_tools"]),
+        ("docs_tools/x.py", "import attention_exercises", ["docs_tools/x.py: the tooling imports attention_exercises"]),
         ("docs_tools/x.py", "import attention_lib\nfrom sybil import Document\n", []),
         ("docs_tools/x.py", "from tests import conftest", ["docs_tools/x.py: imports the tests' tests"]),
         ("docs_tools/x.py", "from hooks import search", ["docs_tools/x.py: the tooling imports hooks"]),

@@ -730,3 +730,187 @@ def test_the_quick_check_selects_one_page_and_names_a_wrong_one() -> None:
     wrong = _collected("--page", "README.md", "tests/pages/test_glossary.py")
     assert wrong.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--page: expected a page as docs/<lang>/<page>.md, got README.md" in wrong.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# The exercise checker's messages: a translated file like a page, and the checker's language on a page
+# ---------------------------------------------------------------------------------------------------
+
+MESSAGES_EN = """\
+# The messages.
+
+[labels]
+hint = "Hint: "
+
+[problems]
+shape = "the {what} have shape {got}, expected {expected}"
+
+[self_attention]
+lib_causal = "masked_softmax(attn_scores, causal_mask(n))"
+scale_d_k = "your weights are too flat: divide the scores by `keys.shape[-1] ** 0.5`, not by d_k."
+"""
+MESSAGES_ZH = """\
+[labels]
+hint = "提示："
+
+[problems]
+shape = "{what}的形状是 {got}，应为 {expected}"
+
+[self_attention]
+lib_causal = "masked_softmax(attn_scores, causal_mask(n))"
+scale_d_k = "你的注意力权重太平坦了：分数要除以 `keys.shape[-1] ** 0.5`，而不是 d_k 本身。"
+"""
+
+
+def _messages_project(root: Path, zh: str | None) -> Path:
+    _project(root, {"a.md": "# A { #a }\n"}, {"a.md": "# 甲 { #a }\n"})
+    folder = root / records.MESSAGES_FOLDER
+    folder.mkdir(parents=True)
+    (folder / "en.toml").write_text(MESSAGES_EN, encoding="utf-8")
+    if zh is not None:
+        (folder / "zh.toml").write_text(zh, encoding="utf-8")
+    return root
+
+
+def test_the_messages_are_tracked_like_a_page(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    root = _messages_project(tmp_path, MESSAGES_ZH)
+    assert records.messages_state("zh", root) == records.OUTDATED  # no record yet
+    assert records.split_page("zh/messages.toml") == ("zh", "messages.toml")
+    assert records.split_page("exercises/attention_exercises/messages/zh.toml") == ("zh", "messages.toml")
+    assert translations.update(["zh/messages.toml"], root) == 0
+    text = (root / records.MESSAGES_FOLDER / "zh.toml").read_text(encoding="utf-8")
+    assert text == f'source_hash = "{records.source_hash(MESSAGES_EN)}"\n' + MESSAGES_ZH
+    assert records.messages_state("zh", root) == records.UP_TO_DATE
+    assert translation_checks.check(root, ["zh/messages.toml"]) == []
+    assert [problem.path for problem in translation_checks.check(root)] == ["docs/zh/a.md"]  # a.md has no record
+    capsys.readouterr()
+    translations.print_status(root)
+    assert "the exercise checker's messages (zh/messages.toml): up to date" in capsys.readouterr().out
+    # Updating again keeps one record, the new one.
+    (root / records.MESSAGES_FOLDER / "en.toml").write_text(MESSAGES_EN + "# changed\n", encoding="utf-8")
+    assert records.messages_state("zh", root) == records.OUTDATED
+    translations.print_status(root)
+    out = capsys.readouterr().out
+    assert "(zh/messages.toml): outdated" in out
+    assert "python3 dev.py translations diff zh/messages.toml" in out
+    assert translations.update(["zh/messages.toml"], root) == 0
+    text = (root / records.MESSAGES_FOLDER / "zh.toml").read_text(encoding="utf-8")
+    assert text.count("source_hash") == 1
+    assert records.messages_state("zh", root) == records.UP_TO_DATE
+
+
+def test_missing_messages_in_a_complete_language_are_reported(tmp_path: Path) -> None:
+    root = _messages_project(tmp_path, None)
+    (problem,) = translation_checks.check_pages_exist(root)
+    assert problem.path == "exercises/attention_exercises/messages/zh.toml"
+    assert "python3 dev.py translations update zh/messages.toml" in problem.fix
+
+
+@pytest.mark.parametrize(
+    ("change", "what"),
+    [
+        (("", ""), None),
+        (('shape = "{what}的形状是 {got}，应为 {expected}"\n', ""), "[problems] has no shape"),
+        (("[labels]\n", '[labels]\nextra = "多余"\n'), "[labels] extra is not in"),
+        (("应为 {expected}", "应为 {wanted}"), "[problems] shape has the fields ['got', 'wanted', 'what']"),
+        (("`keys.shape[-1] ** 0.5`", "`keys.shape[0] ** 0.5`"), "[self_attention] scale_d_k does not show"),
+        (
+            (
+                "你的注意力权重太平坦了：分数要除以 `keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
+                "your weights are too flat: divide the scores by `keys.shape[-1] ** 0.5`, not by d_k.",
+            ),
+            "[self_attention] scale_d_k is still in English",
+        ),
+        (("提示：", "Hint: "), None),  # one word is not prose to translate
+        (("[labels]", "[labels"), "this is not valid TOML"),
+    ],
+)
+def test_each_messages_check_can_fail(tmp_path: Path, change: tuple[str, str], what: str | None) -> None:
+    root = _messages_project(tmp_path, MESSAGES_ZH.replace(*change) if change[0] else MESSAGES_ZH)
+    assert translations.update(["zh/messages.toml"], root) == (0 if what is None else 1)
+    problems = translation_checks.check_page("zh", "messages.toml", root)
+    if what is None:
+        assert problems == []
+    else:
+        assert [problem.what for problem in problems if what in problem.what], problems
+        assert all(problem.path == "exercises/attention_exercises/messages/zh.toml" for problem in problems)
+
+
+CHECKER_EN = """\
+# Masks { #masks }
+
+## Exercises { #exercises }
+
+```python
+from attention_exercises import check
+```
+
+```python
+def answer(x):
+    return x
+
+
+check("exercise-causal-weights", answer)
+```
+
+```output
+✗ exercise-causal-weights: the attention weights differ from the right ones by
+  up to 0.155
+  Hint: nothing is masked.
+```
+"""
+CHECKER_ZH = """\
+---
+source_hash: 0
+---
+
+# 掩码 { #masks }
+
+## 练习 { #exercises }
+
+```python
+from attention_exercises import check, set_language
+
+set_language("zh")  # 此后的检查结果都用中文显示
+```
+
+```python
+def answer(x):
+    return x
+
+
+check("exercise-causal-weights", answer)
+```
+
+```output
+✗ exercise-causal-weights: 注意力权重与正确结果最多相差 0.155
+  提示：什么都没有遮住。
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "what"),
+    [
+        (("", ""), None),
+        # The checker's language: set once, to the page's own.
+        (('\nset_language("zh")  # 此后的检查结果都用中文显示\n', "\n"), "not set to this page's language"),
+        (('set_language("zh")', 'set_language("en")'), "not set to this page's language"),
+        (("check, set_language\n", "check\n"), "not set to this page's language"),
+        # Its verdicts are compared; the rest of what it prints is in the page's language.
+        (("✗ exercise-causal-weights: 注意力", "✓ exercise-causal-weights: 注意力"), "block differs"),
+        (("✗ exercise-causal-weights: 注意力", "✗ exercise-causal-scores: 注意力"), "block differs"),
+        # Any other code still counts.
+        (("return x\n", "return x + 1\n"), "block differs"),
+    ],
+)
+def test_a_translated_page_sets_the_checkers_language_and_shows_its_verdicts(
+    tmp_path: Path, change: tuple[str, str], what: str | None
+) -> None:
+    chinese = CHECKER_ZH.replace(*change) if change[0] else CHECKER_ZH
+    root = _project(tmp_path, {"masks.md": CHECKER_EN}, {"masks.md": chinese})
+    problems = [p for p in translation_checks.check_page("zh", "masks.md", root) if "freshness" not in p.what]
+    if what is None:
+        assert problems == []
+    else:
+        assert [problem for problem in problems if what in problem.what], problems

@@ -13,6 +13,8 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
+import dev as dev_module
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10; pytest depends on tomli there
@@ -186,13 +188,16 @@ def test_every_action_is_pinned_to_one_sha_across_the_workflows() -> None:
 
 
 def test_the_release_publishes_only_tested_packages_from_version_tags() -> None:
+    """Each package from its own tag, <name>-v<version>; both are built and tested, the tagged one uploaded."""
     release = _load(GITHUB / "workflows" / "release.yml")
-    assert release["on"] == {"push": {"tags": ["v*"]}}
+    assert release["on"] == {"push": {"tags": ["attention_lib-v*", "attention_exercises-v*"]}}
     build, publish = release["jobs"]["build"], release["jobs"]["publish"]
     assert publish["needs"] == "build"
-    assert publish["if"] == "startsWith(github.ref, 'refs/tags/v')"
+    assert publish["if"] == "startsWith(github.ref, 'refs/tags/attention_')"
     assert publish["environment"]["name"] == "pypi"
-    assert publish["environment"]["url"].startswith("https://pypi.org/project/attention_lib/")
+    assert publish["environment"]["url"] == (
+        "https://pypi.org/project/${{ needs.build.outputs.name }}/${{ needs.build.outputs.version }}/"
+    )
     # The build checks the tag against __version__ before `python dev.py package` builds and tests what is uploaded.
     runs = [step.get("run", "") for step in build["steps"]]
     tag_check = next(i for i, run in enumerate(runs) if "__version__" in run)
@@ -202,7 +207,15 @@ def test_the_release_publishes_only_tested_packages_from_version_tags() -> None:
     assert "cache" not in setup_python["with"], "what is published is built without a dependency cache"
     (upload,) = [step for step in build["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
     (download,) = [step for step in publish["steps"] if step.get("uses", "").startswith("actions/download-artifact@")]
-    assert upload["with"]["path"] == download["with"]["path"] == "dist/"
+    assert upload["with"]["path"] == "dist/${{ steps.version.outputs.name }}/"
+    assert download["with"]["path"] == "dist/"
+    # The tag check names the packages' folders as dev.py does.
+    check = build["steps"][tag_check]["run"]
+    assert '{"attention_lib": Path("."), "attention_exercises": Path("exercises")}' in check
+    assert {dist.name: dist.project for dist in dev_module.DISTRIBUTIONS} == {
+        "attention_lib": ROOT,
+        "attention_exercises": ROOT / "exercises",
+    }
     assert upload["with"]["name"] == download["with"]["name"]
     # Every pull request and CI run builds and tests the package with the same command.
     package = _load(GITHUB / "workflows" / "package.yml")["jobs"]["package"]
@@ -257,6 +270,8 @@ def _starts(workflow: str, changed: list[str]) -> bool:
         (["docs_tools/translations.py"], {"tests.yml", "site.yml", "lint.yml"}),
         (["attention_lib/masks.py"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
         (["tests/lib/test_masks.py"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
+        (["exercises/attention_exercises/_core.py"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
+        (["tests/exercises/test_exercises.py"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
         (["pyproject.toml"], {"tests.yml", "site.yml", "lint.yml", "package.yml"}),
         ([".github/workflows/lint.yml"], {"tests.yml", "site.yml", "lint.yml"}),
     ],
@@ -274,5 +289,5 @@ def test_the_linters_run_on_github_as_they_do_locally() -> None:
     assert 'run(venv_bin("ruff"), "check", ".")' in lint_task
     assert 'run(venv_bin("mypy"))' in lint_task
     mypy = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
-    assert mypy["files"] == ["attention_lib"]
+    assert mypy["files"] == ["attention_lib", "exercises/attention_exercises"]
     assert mypy["strict"] is True

@@ -1,4 +1,4 @@
-"""The exercise checker (attention_lib.exercises): each typical wrong answer gets the hint written for it, in both
+"""The exercise checker (attention_exercises): each typical wrong answer gets the hint written for it, in both
 languages; right answers pass; a wrong answer never passes.
 
 The right answers of the pages are checked there too (their solutions print the checker's ✓, and Sybil compares);
@@ -12,10 +12,9 @@ import textwrap
 
 import pytest
 import torch
+from attention_exercises import EXERCISES, check, diagnose
+from attention_exercises._core import CHECKED, HINTS, NOUNS, PROBLEMS, wrap
 from torch import nn
-
-from attention_lib.exercises import EXERCISES, check, diagnose
-from attention_lib.exercises._core import CHECKED, HINTS, NOUNS, PROBLEMS, wrap
 
 #: (exercise, the reader's code, the hint it must get). The code defines `answer`.
 WRONG = [
@@ -97,7 +96,17 @@ WRONG = [
         "not_row_max",
     ),
     ("exercise-stable-softmax", "def answer(x): return x / x.sum(dim=-1, keepdim=True)", "by_sum"),
-    ("exercise-stable-softmax", "def answer(x): return torch.softmax(x, dim=0)", "dim0"),
+    (
+        "exercise-stable-softmax",
+        """
+        def answer(x):
+            e = torch.exp(x - x.max(dim=0, keepdim=True).values)
+            return e / e.sum(dim=0, keepdim=True)
+        """,
+        "dim0",
+    ),
+    # The task's rule: torch's softmax, whichever way it is called, is what the reader writes.
+    ("exercise-stable-softmax", "def answer(x): return torch.softmax(x, dim=-1)", "rule_function"),
     # context vectors
     (
         "exercise-context-vectors",
@@ -495,7 +504,7 @@ def test_a_sparse_result_is_named_as_such() -> None:
 
 # Each later chapter's typical wrong answers (WRONG) and one right answer per exercise (RIGHT), one block a chapter.
 
-# scoring-functions (attention_lib/exercises/scoring.py)
+# scoring-functions (exercises/attention_exercises/scoring.py)
 ADDITIVE = """
 def answer(queries, keys, W_q, W_k, w_v):
     {lines}
@@ -595,7 +604,7 @@ RIGHT |= {
     ),
 }
 
-# dropout (attention_lib/exercises/dropout.py)
+# dropout (exercises/attention_exercises/dropout.py)
 EVAL_BUG = """
 import torch.nn.functional as F
 from attention_lib import causal_mask, masked_softmax
@@ -693,7 +702,7 @@ RIGHT |= {
     "exercise-dropout-eval-bug": EVAL_BUG.format(line="attn_weights = self.dropout(attn_weights)"),
 }
 
-# buffers (attention_lib/exercises/buffers.py)
+# buffers (exercises/attention_exercises/buffers.py)
 CAUSAL_HEAD = """
 class answer(nn.Module):
     def __init__(self, d_in, d_out, context_length):
@@ -816,7 +825,7 @@ RIGHT |= {
         """,
 }
 
-# multi-head (attention_lib/exercises/multihead.py)
+# multi-head (exercises/attention_exercises/multihead.py)
 MULTIHEAD_SPLIT = """
 def answer(x, num_heads):
     b, t, d_out = x.shape
@@ -900,7 +909,7 @@ RIGHT |= {
         """,
 }
 
-# cross-attention (attention_lib/exercises/cross.py)
+# cross-attention (exercises/attention_exercises/cross.py)
 CROSS = """
 def answer(x_1, x_2, W_query, W_key, W_value):
     {lines}
@@ -1018,7 +1027,7 @@ RIGHT |= {
         """,
 }
 
-# pytorch-equivalence (attention_lib/exercises/equivalence.py)
+# pytorch-equivalence (exercises/attention_exercises/equivalence.py)
 COPY_INTO_TORCH = """
 def answer(torch_mha, mha):
     with torch.no_grad():
@@ -1122,7 +1131,7 @@ RIGHT |= {
     ),
 }
 
-# kv-cache (attention_lib/exercises/kv_cache.py)
+# kv-cache (exercises/attention_exercises/kv_cache.py)
 CACHED = """
 def answer(cache, queries, keys, values):
     {append}
@@ -1263,7 +1272,7 @@ RIGHT |= {
         """,
 }
 
-# grouped-query (attention_lib/exercises/grouped_query.py)
+# grouped-query (exercises/attention_exercises/grouped_query.py)
 GQA_FUNCTION = """
 def answer(queries, keys, values):
     h, g, t, d = queries.shape[1], keys.shape[1], queries.shape[2], queries.shape[3]
@@ -1361,7 +1370,7 @@ RIGHT |= {
     "exercise-gqa-repeat-bug": _gqa_module(),
 }
 
-# attention-backends (attention_lib/exercises/backends.py)
+# attention-backends (exercises/attention_exercises/backends.py)
 CAUSAL_SDPA = """
 def answer(queries, keys, values, key_padding_mask=None):
     sdpa = torch.nn.functional.scaled_dot_product_attention

@@ -8,117 +8,21 @@ from types import SimpleNamespace
 from typing import Any
 
 import torch
+from attention_lib.heads import split_heads
+from attention_lib.masks import masked_softmax
+from attention_lib.multihead import MultiHeadAttention
 
-from ..heads import split_heads
-from ..masks import masked_softmax
-from ..multihead import MultiHeadAttention
 from ._core import (
     COUNT,
     Exercise,
-    Messages,
     WrongAnswerError,
     call,
     expect,
     values_on,
 )
+from ._messages import Messages, messages
 
-WORDS: Messages = {
-    "cache_k": {"en": "keys in the cache", "zh": "缓存中的键"},
-    "cache_v": {"en": "values in the cache", "zh": "缓存中的值"},
-    "lib_forward": {
-        "en": "the rows of attention_lib.MultiHeadAttention's forward over "
-        "the whole sequence",
-        "zh": "attention_lib.MultiHeadAttention 对整个序列做一次前向传播"
-        "所得的对应各行",
-    },
-    "steps": {
-        "en": "each sequence fed as a prompt, one new token, then pieces of "
-        "1 to 3 tokens",
-        "zh": "每个序列依次输入：先是提示词，然后是一个新词元，再是每次 1 到 3 "
-        "个词元的片段",
-    },
-    "cache_after": {
-        "en": "after each step the cache holds every token so far, in order",
-        "zh": "每一步之后，缓存按顺序存着到目前为止的所有词元",
-    },
-    "top_left": {
-        "en": "the new queries are the last positions: align the causal "
-        "mask bottom-right, `torch.triu(ones, diagonal=1 + num_past)`; "
-        "`is_causal=True` and a plain `triu(..., diagonal=1)` align it "
-        "top-left, and the newest token then sees only the first ones.",
-        "zh": "新的查询是最后几个位置：因果掩码要右下对齐，"
-        "`torch.triu(ones, diagonal=1 + num_past)`；`is_causal=True` "
-        "和普通的 `triu(..., diagonal=1)` 都是左上对齐，"
-        "最新的词元就只能看到最前面的几个词元。",
-    },
-    "no_mask": {
-        "en": "one new token may see every key, but when several come at "
-        "once (the prompt, or a piece of a few) each of them still needs "
-        "the causal mask, aligned bottom-right.",
-        "zh": "只有一个新词元时它可以看到所有的键；但一次输入多个词元时"
-        "（提示词，或几个词元的片段），其中每个词元仍然需要右下对齐的因果掩码。",
-    },
-    "sees_next": {
-        "en": "the mask is one too far to the right: each new token also "
-        "sees the token after it. A query sees the keys up to and "
-        "including its own position: `torch.triu(ones, diagonal=1 + "
-        "num_past)`, not `2 + num_past`.",
-        "zh": "掩码向右偏了一位：每个新词元还多看到了它后面的那个词元。"
-        "查询能看到的键只到它自己的位置为止（包括它自己）："
-        "`torch.triu(ones, diagonal=1 + num_past)`，而不是 `2 + num_past`。",
-    },
-    "hides_self": {
-        "en": "the mask hides the diagonal: each token must see itself, so "
-        "a query sees the keys up to and including its own position, "
-        "`torch.triu(ones, diagonal=1 + num_past)`. With `diagonal="
-        "num_past` the prompt's first token sees no key at all, and its "
-        "row comes out nan (zeros through SDPA).",
-        "zh": "掩码把对角线也遮住了：每个词元都必须能看到它自己，所以查询能看到的键"
-        "只到它自己的位置为止（包括它自己）：`torch.triu(ones, diagonal=1 + "
-        "num_past)`。用 `diagonal=num_past` 时，提示词的第一个词元一个键也看不到，"
-        "它那一行就成了 nan（经过 SDPA 则是全零）。",
-    },
-    "cat_dim": {
-        "en": "once the heads are split, the tokens are dimension 2 of "
-        "(batch, num_heads, num_tokens, head_dim), not 1: "
-        "`torch.cat([cache.cache_k, keys], dim=2)`.",
-        "zh": "拆分成多个头之后，词元是 (batch, num_heads, num_tokens, "
-        "head_dim) 的第 2 维，而不是第 1 维："
-        "`torch.cat([cache.cache_k, keys], dim=2)`。",
-    },
-    "empty": {
-        "en": "the cache starts empty, `cache.cache_k is None`: concatenate "
-        "only when something is cached, and otherwise keep the new keys "
-        "and values as they are.",
-        "zh": "缓存一开始是空的，`cache.cache_k is None`：只有缓存里已有内容时"
-        "才拼接，否则直接使用新的键和值。",
-    },
-    "new_first": {
-        "en": "the cache holds the earlier tokens, so it goes first: "
-        "`torch.cat([cache.cache_k, keys], dim=2)`, and key j is token j.",
-        "zh": "缓存里是更早的词元，所以要放在前面："
-        "`torch.cat([cache.cache_k, keys], dim=2)`，这样第 j 个键就是词元 j。",
-    },
-    "no_store": {
-        "en": "store the keys and values back in the cache, "
-        "`cache.cache_k, cache.cache_v = keys, values`: the next step "
-        "needs them.",
-        "zh": "要把键和值存回缓存：`cache.cache_k, cache.cache_v = keys, "
-        "values`，下一步要用到它们。",
-    },
-    "store_new": {
-        "en": "the cache must keep every token so far: store the "
-        "concatenated keys and values, not only the new ones.",
-        "zh": "缓存必须保留到目前为止的所有词元：存回拼接之后的键和值，"
-        "而不只是新的那几个。",
-    },
-    "scale_d_k": {
-        "en": "your weights are too flat: divide the scores by "
-        "`head_dim ** 0.5`, the square root of d_k, not by d_k.",
-        "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
-        "`head_dim ** 0.5`，而不是 d_k 本身。",
-    },
-}
+WORDS: Messages = messages("kv_cache")
 
 
 def _attend(

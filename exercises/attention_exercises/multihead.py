@@ -8,102 +8,26 @@ import math
 from typing import Any, cast
 
 import torch
+from attention_lib.heads import split_heads, transpose_qkv
+from attention_lib.masks import causal_mask
+from attention_lib.multihead import MultiHeadAttention
 from torch import nn
 
-from ..heads import split_heads
-from ..masks import causal_mask
-from ..multihead import MultiHeadAttention
 from ._core import (
     COUNT,
     Exercise,
-    Messages,
     WrongAnswerError,
     backward,
     call,
     expect,
+    later_calls,
     linear_named,
     values_on,
 )
+from ._messages import Messages, messages
+from ._rules import Rules
 
-WORDS: Messages = {
-    "heads": {"en": "split heads", "zh": "拆分后的多头张量"},
-    "lib_split": {
-        "en": "attention_lib.split_heads",
-        "zh": "attention_lib.split_heads",
-    },
-    "lib_mha": {
-        "en": "attention_lib.MultiHeadAttention with the same weights",
-        "zh": "权重相同的 attention_lib.MultiHeadAttention",
-    },
-    "split_view": {
-        "en": "one `view` straight to (b, num_heads, num_tokens, head_dim) "
-        "cuts the memory in order, so a head gets whole tokens instead of "
-        "head_dim features of every token: `view` to (b, num_tokens, "
-        "num_heads, head_dim) first, then `transpose(1, 2)`.",
-        "zh": "直接 `view` 成 (b, num_heads, num_tokens, head_dim) 会按内存顺序切分，"
-        "一个头拿到的是整段的词元，而不是每个词元的 head_dim 个特征：先 `view` 成 "
-        "(b, num_tokens, num_heads, head_dim)，再 `transpose(1, 2)`。",
-    },
-    "no_transpose": {
-        "en": "after the `view` the heads still come after the tokens, "
-        "(b, num_tokens, num_heads, head_dim): move them in front with "
-        "`transpose(1, 2)`.",
-        "zh": "`view` 之后，头数维度仍在词元之后，形状是 "
-        "(b, num_tokens, num_heads, head_dim)：用 `transpose(1, 2)` "
-        "把它移到词元前面。",
-    },
-    "wrong_axis": {
-        "en": "the last two sizes of the `view` are (num_heads, head_dim), "
-        "in that order: each head takes head_dim features in a row. With "
-        "(head_dim, num_heads) a head gets every num_heads-th feature.",
-        "zh": "`view` 的最后两个大小依次是 (num_heads, head_dim)：每个头取连续的 "
-        "head_dim 个特征。写成 (head_dim, num_heads) 时，一个头拿到的是每隔 "
-        "num_heads 个取一个的特征。",
-    },
-    "merge_view": {
-        "en": "a `view` (or `reshape`) straight from (b, num_heads, "
-        "num_tokens, head_dim) to (b, num_tokens, d_out) puts features of "
-        "different tokens into one row: `transpose(1, 2)` the heads back "
-        "behind the tokens first, then `.contiguous().view(...)`.",
-        "zh": "把 (b, num_heads, num_tokens, head_dim) 直接 `view`（或 `reshape`）成 "
-        "(b, num_tokens, d_out)，会把不同词元的特征拼进同一行：先用 "
-        "`transpose(1, 2)` 把头数维度移回词元之后，再 `.contiguous().view(...)`。",
-    },
-    "contiguous": {
-        "en": "after `transpose(1, 2)` the tensor is not contiguous, and "
-        "`view` cannot merge the heads: call `.contiguous()` before "
-        "`.view(...)`, or use `.reshape(...)`.",
-        "zh": "`transpose(1, 2)` 之后张量在内存中不再连续，`view` 无法合并各个头："
-        "在 `.view(...)` 之前调用 `.contiguous()`，或者改用 `.reshape(...)`。",
-    },
-    "scale_d_out": {
-        "en": "scale each head's scores by the square root of the head's "
-        "size, `head_dim ** 0.5`, not of d_out: each dot product sums over "
-        "head_dim features.",
-        "zh": "每个头的分数要除以这个头的维度的平方根 `head_dim ** 0.5`，"
-        "而不是 d_out 的平方根：每个点积只在 head_dim 个特征上求和。",
-    },
-    "scale_d_k": {
-        "en": "divide the scores by the square root of head_dim, "
-        "`head_dim ** 0.5`, not by head_dim itself.",
-        "zh": "分数要除以 head_dim 的平方根 `head_dim ** 0.5`，而不是 head_dim 本身。",
-    },
-    "no_mask": {
-        "en": "every token sees the tokens after it: fill the scores above "
-        "the diagonal with `-torch.inf` before the softmax (one causal mask "
-        "of shape (num_tokens, num_tokens) serves every head).",
-        "zh": "每个词元都看到了它之后的词元：所有头共用一个形状为 "
-        "(num_tokens, num_tokens) 的因果掩码，在 softmax 之前用它把对角线以上的分数"
-        "填成 `-torch.inf`。",
-    },
-    "names": {
-        "en": "keep the names the page uses (W_query, W_key, W_value, "
-        "out_proj), so that the check can give your module the library's "
-        "weights.",
-        "zh": "沿用页面上的名字（W_query、W_key、W_value、out_proj），"
-        "这样检查时才能把库中模块的权重放进你的模块。",
-    },
-}
+WORDS: Messages = messages("multihead")
 
 
 def _split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -172,6 +96,8 @@ SIZES = [(2, 3), (3, 2), (4, 2), (2, 4), (3, 4)]
 
 
 def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    afterwards: list[Any] = []
+
     def once(seed: int) -> None:
         h, hd = SIZES[seed % len(SIZES)]
         b, t, d_in, d_out = 1 + seed % 2, 2 + seed % 4, 2 + seed % 3, h * hd
@@ -212,15 +138,33 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expected = cast(torch.Tensor, reference(x))  # no weights asked
         expect(out, expected, "output", wrong)
         backward(out, module, "output")
+        later = [
+            2 * torch.randn(size, tokens, d_in, generator=g)
+            for size, tokens in ((b + 1, max(1, t - 1)), (b, t))
+        ]
+        # After every seed's own checks, whose hints are more precise.
+        afterwards.append((module, reference, later, "output"))
 
     for seed in range(COUNT):
         once(seed)
+    for later in afterwards:
+        later_calls(*later)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_mha"))]
-    return [*checks, ("future", {}), ("grad", {})]
+    return [*checks, ("future", {}), ("grad", {}), ("calls", {})]
 
 
 EXERCISES = [
-    Exercise("exercise-split-heads-by-hand", _split_heads, WORDS),
+    Exercise(
+        "exercise-split-heads-by-hand",
+        _split_heads,
+        WORDS,
+        Rules(
+            functions={
+                "split_heads": split_heads,
+                "transpose_qkv": transpose_qkv,
+            }
+        ),
+    ),
     Exercise("exercise-merge-heads-bug", _multi_head, WORDS),
 ]

@@ -1,6 +1,6 @@
 """Check your answers to the pages' exercises.
 
-    from attention_lib.exercises import check
+    from attention_exercises import check
 
     def stable_softmax(x):
         ...
@@ -11,14 +11,18 @@ The id is the exercise's heading id on the page. ``check`` runs your function
 or module against attention_lib on random inputs and prints either ✓ and what
 it checked, or the first thing that went wrong with a hint; the typical wrong
 answers (the pitfalls the pages describe) each get a hint of their own.
-``lang="zh"`` answers in Chinese.
+``set_language("zh")`` makes every later message Chinese.
+
+Your code cannot take the session down with it: each call of it has a time
+limit (``set_time_limit``), an exception or ``exit()`` in it is a ✗, and
+torch's global settings (default dtype and device, autograd, threads,
+deterministic algorithms) and random state are as before once ``check``
+returns.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import torch
 
 from . import (
     backends,
@@ -33,7 +37,10 @@ from . import (
     scoring,
     self_attention,
 )
-from ._core import LANGUAGES, Exercise, Result, WrongAnswerError, message
+from ._core import Exercise, Result, WrongAnswerError, message
+from ._guard import TimeUp, isolated, set_time_limit, time_limit
+from ._messages import LANGUAGES
+from ._rules import ruling
 
 # In the order of the chapters.
 _CHAPTERS = [
@@ -58,7 +65,19 @@ EXERCISES: dict[str, Exercise] = {
 }
 
 
-def diagnose(exercise: str, answer: Any, lang: str = "en") -> Result:
+#: The language of the messages (``set_language``).
+_language = ["en"]
+
+
+def set_language(lang: str) -> None:
+    """Say every later ✓ and ✗ in ``lang``: ``"en"`` (the default) or
+    ``"zh"``, one of `LANGUAGES`."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    _language[0] = lang
+
+
+def diagnose(exercise: str, answer: Any, lang: str | None = None) -> Result:
     """Check ``answer`` for ``exercise`` and return the `Result`.
 
     Args:
@@ -66,7 +85,8 @@ def diagnose(exercise: str, answer: Any, lang: str = "en") -> Result:
             ``"exercise-stable-softmax"``.
         answer: your function or module class, under the name the
             exercise asks for.
-        lang: ``"en"`` or ``"zh"``, the language of the message.
+        lang: the language of the message, one of `LANGUAGES`; by default
+            the one ``set_language`` set.
 
     Returns:
         A `Result`: true when every check passed; ``str()`` of it is the
@@ -78,7 +98,9 @@ def diagnose(exercise: str, answer: Any, lang: str = "en") -> Result:
             f"exercise must be the id of an exercise, one of {known}; "
             f"got {exercise!r}"
         )
-    if lang not in LANGUAGES:
+    if lang is None:
+        lang = _language[0]
+    elif lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
     spec = EXERCISES[exercise]
     if not callable(answer):
@@ -86,20 +108,34 @@ def diagnose(exercise: str, answer: Any, lang: str = "en") -> Result:
             "missing", "define", got=type(answer).__name__
         )
         return message(spec, lang, [], failure)
-    # The checks seed torch's generator: the reader's own random state is
-    # left as it was.
-    with torch.random.fork_rng(devices=[]):
-        try:
+    try:
+        with isolated(), ruling(spec.rules):
             checked = spec.run(answer)
-        except WrongAnswerError as failure:
-            return message(spec, lang, [], failure)
+    except WrongAnswerError as wrong:
+        return message(spec, lang, [], wrong)
+    except TimeUp:  # past the limit outside a call the checks guard
+        slow = WrongAnswerError("slow", "slow", seconds=time_limit())
+        return message(spec, lang, [], slow)
+    except SystemExit as error:
+        exited = WrongAnswerError("exited", "no_exit", code=error.code)
+        return message(spec, lang, [], exited)
     return message(spec, lang, checked, None)
 
 
-def check(exercise: str, answer: Any, lang: str = "en") -> None:
+def check(exercise: str, answer: Any, lang: str | None = None) -> None:
     """Check ``answer`` for ``exercise`` and print what was found (see
     `diagnose`, which returns it)."""
     print(diagnose(exercise, answer, lang))
 
 
-__all__ = ["EXERCISES", "Result", "check", "diagnose"]
+__version__ = "0.1.0"
+
+__all__ = [
+    "EXERCISES",
+    "LANGUAGES",
+    "Result",
+    "check",
+    "diagnose",
+    "set_language",
+    "set_time_limit",
+]

@@ -10,123 +10,24 @@ from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
+from attention_lib.masks import causal_mask, masked_softmax
+from attention_lib.multihead import MultiHeadAttention
 from torch import nn
 
-from ..masks import causal_mask, masked_softmax
-from ..multihead import MultiHeadAttention
 from ._core import (
     COUNT,
     Exercise,
-    Messages,
     WrongAnswerError,
+    backward,
     call,
     close,
     expect,
+    shares_memory,
     values_on,
 )
+from ._messages import Messages, messages
 
-WORDS: Messages = {
-    "torch_output": {
-        "en": "outputs of the nn.MultiheadAttention",
-        "zh": "nn.MultiheadAttention 的输出",
-    },
-    "lib_mha": {
-        "en": "the attention_lib.MultiHeadAttention it was copied from",
-        "zh": "被复制权重的 attention_lib.MultiHeadAttention",
-    },
-    "lib_masked": {
-        "en": "masked_softmax(scores, causal_mask(t) | key_padding_mask) "
-        "@ values",
-        "zh": "masked_softmax(scores, causal_mask(t) | key_padding_mask) "
-        "@ values",
-    },
-    "biases": {
-        "en": "with and without qkv_bias, whatever torch_mha held before",
-        "zh": "有无 qkv_bias 都对，不论 torch_mha 原先存着什么",
-    },
-    "padded": {
-        "en": "with padding in the batch and without",
-        "zh": "批量中有填充和没有填充时都对",
-    },
-    "order": {
-        "en": "in_proj_weight stacks the three projections in the order "
-        "query, key, value: "
-        "`torch.cat([W_query.weight, W_key.weight, W_value.weight])`.",
-        "zh": "in_proj_weight 按查询、键、值的顺序堆叠三个投影："
-        "`torch.cat([W_query.weight, W_key.weight, W_value.weight])`。",
-    },
-    "transpose": {
-        "en": "in_proj_weight keeps each matrix as (out_features, "
-        "in_features), as nn.Linear does: copy the weights as they are, "
-        "without `.T`.",
-        "zh": "in_proj_weight 与 nn.Linear 一样，按 (out_features, "
-        "in_features) 存放每个矩阵：权重原样复制，不要加 `.T`。",
-    },
-    "in_bias": {
-        "en": "in_proj_bias is the three projections' biases, stacked like "
-        "the weights, or zeros when they have none (qkv_bias=False): "
-        "whatever it held before stays in the outputs.",
-        "zh": "in_proj_bias 是三个投影的偏置，像权重一样堆叠；投影没有偏置时"
-        "（qkv_bias=False）要把它置零，否则它原先存着的值会留在输出里。",
-    },
-    "out_proj": {
-        "en": "copy out_proj too, its weight and its bias: our out_proj "
-        "always has a bias.",
-        "zh": "out_proj 也要复制，权重和偏置都要：我们的 out_proj 总是带偏置。",
-    },
-    "assign": {
-        "en": "a parameter cannot be replaced by a plain tensor: copy into "
-        "it inside `torch.no_grad()`, `torch_mha.in_proj_weight.copy_(...)`.",
-        "zh": "不能用普通张量替换参数：在 `torch.no_grad()` 中把值复制进去，"
-        "`torch_mha.in_proj_weight.copy_(...)`。",
-    },
-    "no_grad": {
-        "en": "autograd refuses to change a parameter in place: copy inside "
-        "`with torch.no_grad():`.",
-        "zh": "autograd 不允许原地修改参数：在 `with torch.no_grad():` "
-        "中复制。",
-    },
-    "in_place": {
-        "en": "change torch_mha itself (copy into its parameters); a new "
-        "module made inside the function is lost when it returns.",
-        "zh": "要修改 torch_mha 本身（把值复制进它的参数）；"
-        "在函数里新建的模块在函数返回后就丢失了。",
-    },
-    "polarity": {
-        "en": "SDPA reads a boolean attn_mask the other way round, True = "
-        "may attend: pass it `~mask` (`al.to_sdpa_mask(mask)`), not our "
-        "True-means-masked mask.",
-        "zh": "SDPA 对布尔 attn_mask 的理解正好相反，True 表示可以关注："
-        "要传 `~mask`（`al.to_sdpa_mask(mask)`），而不是我们那种 True "
-        "表示被遮蔽的掩码。",
-    },
-    "no_causal": {
-        "en": "an attn_mask replaces is_causal: put the causal mask into it "
-        "too, `al.causal_mask(t) | key_padding_mask[:, None, None, :]`.",
-        "zh": "attn_mask 会取代 is_causal：因果掩码也要放进去，"
-        "`al.causal_mask(t) | key_padding_mask[:, None, None, :]`。",
-    },
-    "no_padding": {
-        "en": "is_causal=True cannot express padding: build the mask from "
-        "the causal mask and the padding, and pass it as attn_mask.",
-        "zh": "is_causal=True 表达不了填充：用因果掩码和填充构造掩码，"
-        "作为 attn_mask 传入。",
-    },
-    "combine": {
-        "en": "with True = may attend, a key takes part only if both masks "
-        "let it: combine SDPA masks with `&`, or ours with `|` and invert "
-        "once.",
-        "zh": "在 True 表示可以关注的约定下，只有两个掩码都允许时键才参与："
-        "SDPA 的掩码要用 `&` 组合，或者先用 `|` 组合我们的掩码，再取反一次。",
-    },
-    "float_mask": {
-        "en": "a float attn_mask is added to the scores (0 keeps a key, "
-        "-inf removes it), so 1.0 and 0.0 remove nothing: pass a boolean "
-        "mask.",
-        "zh": "浮点 attn_mask 是加到分数上的（0 保留键，-inf 去掉键），"
-        "所以 1.0 和 0.0 什么也去不掉：要传布尔掩码。",
-    },
-}
+WORDS: Messages = messages("equivalence")
 
 
 def _matching(
@@ -176,11 +77,15 @@ def _copied(
     return torch_mha
 
 
-def _run(torch_mha: nn.MultiheadAttention, x: torch.Tensor) -> torch.Tensor:
+def _run(
+    torch_mha: nn.MultiheadAttention, x: torch.Tensor, grad: bool = False
+) -> torch.Tensor:
     t = x.shape[1]
-    with torch.no_grad():
-        out, _ = torch_mha(
-            x, x, x, attn_mask=causal_mask(t), need_weights=False
+    with torch.set_grad_enabled(grad):
+        # The class's own forward: one the answer set on the instance does
+        # not count.
+        out, _ = nn.MultiheadAttention.forward(
+            torch_mha, x, x, x, attn_mask=causal_mask(t), need_weights=False
         )
     return out
 
@@ -242,11 +147,18 @@ def _copy_into_torch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "in_place": lambda: _run(start, x),
         }
         expect(out, expected, "torch_output", wrong)
+        backward(_run(torch_mha, x, grad=True), torch_mha, "torch_output")
+        if shares_memory(torch_mha, mha):
+            shared.append(seed)
 
+    shared: list[int] = []
     for seed in range(COUNT):
         once(seed)
     values = values_on("lib_mha")
-    return [("values", values), ("biases", {})]
+    checked = [("values", values), ("biases", {}), ("grad", {})]
+    if shared:  # right, and yet not a copy
+        checked.append(("shares", {"target": "torch_mha", "source": "mha"}))
+    return checked
 
 
 def _sdpa(

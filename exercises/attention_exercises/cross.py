@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from attention_lib.cross import CrossAttention
+from attention_lib.dot_product import DotProductAttention
 
-from ..cross import CrossAttention
-from ..dot_product import DotProductAttention
-from ._core import COUNT, Exercise, Messages, call, expect, values_on
+from ._core import COUNT, Exercise, call, expect, values_on
+from ._messages import Messages, messages
 
 _QUERY_AXIS = {
     "en": "the padding belongs to the source, whose tokens are the keys, "
@@ -21,107 +22,7 @@ _QUERY_AXIS = {
     "时才能运行）。",
 }
 
-WORDS: Messages = {
-    "lib_cross": {
-        "en": "attention_lib.CrossAttention with the same weights",
-        "zh": "权重相同的 attention_lib.CrossAttention",
-    },
-    "lib_padded": {
-        "en": "attention_lib.DotProductAttention with the same valid lengths",
-        "zh": "有效长度相同的 attention_lib.DotProductAttention",
-    },
-    "ranks_shape": {
-        "en": "(t1, d_out_v) or (b, t1, d_out_v)",
-        "zh": "(t1, d_out_v) 或 (b, t1, d_out_v)",
-    },
-    "both_ranks": {
-        "en": "unbatched (t1, d_in) and batched (b, t1, d_in) inputs, "
-        "with t1 != t2",
-        "zh": "不带批量维度的 (t1, d_in) 和带批量维度的 (b, t1, d_in) "
-        "输入都试过，且 t1 != t2",
-    },
-    "kv_from_x1": {
-        "en": "your keys and values come from x_1, which makes it "
-        "self-attention: only the queries come from x_1, the keys and the "
-        "values from x_2 (`x_2 @ W_key`, `x_2 @ W_value`).",
-        "zh": "你的键和值来自 x_1，这就成了自注意力：只有查询来自 x_1，"
-        "键和值都来自 x_2（`x_2 @ W_key`、`x_2 @ W_value`）。",
-    },
-    "queries_from_x2": {
-        "en": "there is one context vector per query, and the queries come "
-        "from x_1 (`x_1 @ W_query`), not from x_2.",
-        "zh": "每个查询对应一个上下文向量，而查询来自 x_1（`x_1 @ W_query`），"
-        "不是 x_2。",
-    },
-    "keys_from_x1": {
-        "en": "the keys come from x_2, like the values: `x_2 @ W_key`; with "
-        "keys from x_1 the weights have t1 columns for t2 values.",
-        "zh": "键和值一样来自 x_2：`x_2 @ W_key`；键取自 x_1 时，"
-        "注意力权重有 t1 列，值却有 t2 行。",
-    },
-    "values_from_x1": {
-        "en": "the values come from x_2, like the keys: `x_2 @ W_value`; "
-        "the weights have one column per token of x_2.",
-        "zh": "值和键一样来自 x_2：`x_2 @ W_value`；注意力权重的每一列对应 x_2 "
-        "的一个词元。",
-    },
-    "scale_d_k": {
-        "en": "your weights are too flat: divide the scores by the square "
-        "root of d_k, `keys.shape[-1] ** 0.5`, not by d_k.",
-        "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
-        "`keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
-    },
-    "scale_d_in": {
-        "en": "scale by the square root of the size of one key, "
-        "`keys.shape[-1] ** 0.5` (d_out_kq), not of the inputs' size d_in "
-        "(`x_1.shape[-1]`, `W_key.shape[0]`): the projections change the "
-        "size, and the scores are dot products of keys and queries.",
-        "zh": "要除以一个键的维度的平方根 `keys.shape[-1] ** 0.5`（即 "
-        "d_out_kq），而不是输入维度 d_in 的平方根（`x_1.shape[-1]`、"
-        "`W_key.shape[0]`）：投影会改变维度，而分数是查询和键的点积。",
-    },
-    "no_scale": {
-        "en": "the scores are not scaled: divide them by "
-        "`keys.shape[-1] ** 0.5` before the softmax.",
-        "zh": "分数没有缩放：在 softmax 之前把它们除以 `keys.shape[-1] ** 0.5`。",
-    },
-    "dot_t": {
-        "en": "`.T` reverses every dimension of a batched tensor; swap only "
-        "the last two, `keys.transpose(-2, -1)`, which serves unbatched "
-        "and batched inputs alike.",
-        "zh": "对带批量维度的张量，`.T` 会把所有维度整个倒过来；只交换最后两个维度："
-        "`keys.transpose(-2, -1)`，这样不带和带批量维度的输入都适用。",
-    },
-    "softmax_queries": {
-        "en": "softmax over the keys, `dim=-1`: each query's weights over "
-        "the t2 tokens of x_2 sum to 1; `dim=-2` normalizes over the "
-        "queries instead.",
-        "zh": "softmax 要在键所在的维度 `dim=-1` 上做：每个查询对 x_2 的 t2 "
-        "个词元的权重之和为 1；`dim=-2` 归一化的却是各个查询。",
-    },
-    "mask_queries": _QUERY_AXIS,
-    "mask_queries_finite": _QUERY_AXIS,
-    "inverted": {
-        "en": "the mask hides the real keys instead of the padding: True "
-        "means masked out, so the padding is "
-        "`torch.arange(t2) >= valid_lens[:, None]`.",
-        "zh": "这个掩码遮住的是真实的键，而不是填充：True 表示遮蔽，"
-        "所以填充是 `torch.arange(t2) >= valid_lens[:, None]`。",
-    },
-    "no_mask": {
-        "en": "the keys at positions >= valid_len are padding and still "
-        "get weight: fill their scores with `-torch.inf` before the "
-        "softmax.",
-        "zh": "位置 >= valid_len 的键是填充，却仍然分到了权重：在 softmax "
-        "之前把它们的分数填成 `-torch.inf`。",
-    },
-    "zero_fill": {
-        "en": "a masked score of 0 still gets weight `exp(0)`: fill the "
-        "scores of the padding with `-torch.inf`.",
-        "zh": "被遮蔽的分数填成 0 仍然会得到权重 `exp(0)`：要把填充的分数填成 "
-        "`-torch.inf`。",
-    },
-}
+WORDS: Messages = messages("cross")
 
 
 def _attend(

@@ -16,7 +16,9 @@ from typing import Any
 import torch
 from torch import nn
 
-LANGUAGES = ("en", "zh")
+from ._guard import TimeUp, kept, limited, time_limit
+from ._messages import Messages, messages
+from ._rules import NONE, Broken, Rules, active, watched
 
 #: How many random inputs each check tries.
 COUNT = 20
@@ -27,189 +29,21 @@ def values_on(reference: str) -> dict[str, Any]:
     return {"reference": reference, "count": COUNT}
 
 
-#: Each message in every language: {key: {lang: template}}.
-Messages = Mapping[str, Mapping[str, str]]
+#: The word before a hint.
+LABELS: Messages = messages("labels")
 
 #: What can go wrong whatever the exercise; {fields} are filled in.
-PROBLEMS: Messages = {
-    "missing": {
-        "en": "there is no answer to check yet (got {got})",
-        "zh": "还没有可以检查的答案（收到的是 {got}）",
-    },
-    "raised": {
-        "en": "calling it raised {error}",
-        "zh": "调用它时抛出了 {error}",
-    },
-    "returned_none": {
-        "en": "it returned None",
-        "zh": "它返回了 None",
-    },
-    "not_tensor": {
-        "en": "it returned a {got}, not a tensor",
-        "zh": "它返回的是 {got}，不是张量",
-    },
-    "shape": {
-        "en": "the {what} have shape {got}, expected {expected}",
-        "zh": "{what}的形状是 {got}，应为 {expected}",
-    },
-    "values": {
-        "en": "the {what} differ from the right ones by up to {diff:.3g}",
-        "zh": "{what}与正确结果最多相差 {diff:.3g}",
-    },
-    "not_module": {
-        "en": "{name}(...) made a {got}, not an nn.Module",
-        "zh": "{name}(...) 创建的是 {got}，不是 nn.Module",
-    },
-    "no_linear": {
-        "en": "it has no nn.Linear({d_in}, {d_out}) called {name}",
-        "zh": "它没有名为 {name} 的 nn.Linear({d_in}, {d_out})",
-    },
-    "not_finite": {
-        "en": "the {what} contain nan or inf",
-        "zh": "{what}中出现了 nan 或 inf",
-    },
-    "rows": {
-        "en": "row {row} of the weights sums to {total:.4f}, not 1",
-        "zh": "注意力权重的第 {row} 行之和是 {total:.4f}，不是 1",
-    },
-    "future": {
-        "en": "token {i}'s output changes when you change token {j}",
-        "zh": "改变词元 {j} 时，词元 {i} 的输出也变了",
-    },
-    "no_grad": {
-        "en": "no gradient reaches {name}",
-        "zh": "梯度没有传到 {name}",
-    },
-    "backward": {
-        "en": "the backward pass through it raised {error}",
-        "zh": "对它做反向传播时抛出了 {error}",
-    },
-    "detached": {
-        "en": "the {what} carry no gradient: they are cut off from the "
-        "weights",
-        "zh": "{what}不带梯度：它们已经和权重断开了",
-    },
-    "mutated": {
-        "en": "it changed its argument `{name}` in place",
-        "zh": "它原地修改了传给它的 `{name}`",
-    },
-    "dtype": {
-        "en": "the {what} are {got}, expected {expected}",
-        "zh": "{what}的数据类型是 {got}，应为 {expected}",
-    },
-    "layout": {
-        "en": "the {what} are a {kind} tensor, not an ordinary one on the CPU",
-        "zh": "{what}是 {kind} 张量，不是 CPU 上的普通张量",
-    },
-    "instance": {
-        "en": "it is a module already made ({name}), not the class to make "
-        "one",
-        "zh": "它是一个已经创建好的模块（{name}），而不是用来创建模块的类",
-    },
-}
+PROBLEMS: Messages = messages("problems")
 
 #: What the checks compare, named in the reader's language; an exercise's
 #: own words add to these.
-NOUNS: Messages = {
-    "scores": {"en": "attention scores", "zh": "注意力分数"},
-    "weights": {"en": "attention weights", "zh": "注意力权重"},
-    "context": {"en": "context vectors", "zh": "上下文向量"},
-    "output": {"en": "outputs", "zh": "输出"},
-}
+NOUNS: Messages = messages("nouns")
 
 #: The hints every exercise may give.
-HINTS: Messages = {
-    "return": {
-        "en": "end the function with `return` and the result.",
-        "zh": "在函数末尾用 `return` 返回结果。",
-    },
-    "define": {
-        "en": "define your function or class first, under the name the "
-        "exercise asks for, then pass it to check.",
-        "zh": "先用练习要求的名字定义你的函数或类，再把它传给 check。",
-    },
-    "names": {
-        "en": "keep the names the page uses (W_query, W_key, W_value), so "
-        "that the check can give your module the library's weights.",
-        "zh": "沿用页面上的名字（W_query、W_key、W_value），"
-        "这样检查时才能把库中模块的权重放进你的模块。",
-    },
-    "compare": {
-        "en": "print your result next to the library's for one small "
-        "input, and compare them step by step.",
-        "zh": "对同一个小输入，把你的结果和库的结果并排打印出来，一步一步对比。",
-    },
-    "inplace_op": {
-        "en": "an in-place operation (`masked_fill_`, `mul_`, `+=`, `/=`) "
-        "changed a tensor that autograd still needs for the backward pass: "
-        "use the out-of-place form (`masked_fill`, `*`, `x = x / s`).",
-        "zh": "原地操作（`masked_fill_`、`mul_`、`+=`、`/=`）改动了 autograd "
-        "在反向传播时还要用到的张量：改用非原地的写法"
-        "（`masked_fill`、`*`、`x = x / s`）。",
-    },
-    "detached": {
-        "en": "do not `.detach()` the result, or compute it under "
-        "`torch.no_grad()`: training needs the gradients to reach the "
-        "weights.",
-        "zh": "不要对结果调用 `.detach()`，也不要在 `torch.no_grad()` "
-        "下计算它：训练需要梯度一路传回权重。",
-    },
-    "frozen": {
-        "en": "every parameter must be able to train: do not "
-        "`requires_grad_(False)` a layer or make it under `torch.no_grad()`.",
-        "zh": "每个参数都必须能够训练：不要对某一层调用 `requires_grad_(False)`，"
-        "也不要在 `torch.no_grad()` 下创建它。",
-    },
-    "pass_class": {
-        "en": "pass the class itself (`MyModule`), not a module made from it "
-        "(`MyModule(3, 2)`): the check makes its own, with sizes of its "
-        "choosing.",
-        "zh": "传入类本身（`MyModule`），而不是用它创建的模块（`MyModule(3, 2)`）："
-        "检查器会自己用它选定的尺寸创建模块。",
-    },
-    "keep_inputs": {
-        "en": "compute on new tensors (`x = x / s`, not `x /= s`): the "
-        "caller's tensors, a module's weights or the page's inputs, must "
-        "stay as they were.",
-        "zh": "在新张量上计算（写 `x = x / s`，不要写 `x /= s`）：调用者的张量，"
-        "比如模块的权重或页面上的输入，必须保持原样。",
-    },
-    "dtype": {
-        "en": "keep the dtype of the inputs: no `.double()`, `.half()` or "
-        "`.float()` on the result, and no tensor made in another dtype "
-        "that promotes it.",
-        "zh": "保持输入的数据类型：不要对结果调用 `.double()`、`.half()` 或 "
-        "`.float()`，也不要用别的数据类型新建张量而让结果被提升。",
-    },
-}
+HINTS: Messages = messages("hints")
 
 #: What a passed check says it checked.
-CHECKED: Messages = {
-    "shape": {
-        "en": "{what}: shape {shape}",
-        "zh": "{what}：形状 {shape}",
-    },
-    "values": {
-        "en": "equal to {reference} on {count} random inputs",
-        "zh": "在 {count} 组随机输入上与 {reference} 相等",
-    },
-    "rows": {
-        "en": "every row of the weights sums to 1",
-        "zh": "注意力权重每一行之和都是 1",
-    },
-    "future": {
-        "en": "no token sees a later one",
-        "zh": "没有词元能看到它之后的词元",
-    },
-    "grad": {
-        "en": "gradients reach every parameter",
-        "zh": "梯度能传到每一个参数",
-    },
-    "large": {
-        "en": "no nan for scores as large as {size}",
-        "zh": "分数大到 {size} 时也不出现 nan",
-    },
-}
+CHECKED: Messages = messages("checked")
 
 
 class WrongAnswerError(Exception):
@@ -234,6 +68,8 @@ class Exercise:
     id: str
     run: Callable[[Any], list[tuple[str, dict[str, Any]]]]
     words: Messages = field(default_factory=dict)
+    #: What the task forbids, checked while the answer runs.
+    rules: Rules = NONE
 
 
 @dataclass(frozen=True)
@@ -296,19 +132,33 @@ def call(
         for index, arg in enumerate(args)
         if index not in changes and (state := _state(arg)) is not None
     ]
+    broken: list[Broken] = []
     try:
         # Warnings are not failures (a test run may turn them into errors),
         # and a message that depends on the filters in force would vary.
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), kept(), limited():
             warnings.simplefilter("ignore")
-            result = answer(*args)
+            with watched(active(), answer) as broken:
+                result = answer(*args)
+    except TimeUp:
+        raise WrongAnswerError("slow", "slow", seconds=time_limit()) from None
+    except SystemExit as error:  # exit() in a notebook cell ends nothing
+        raise WrongAnswerError("exited", "no_exit", code=error.code) from None
     except Exception as error:  # the reader's bug, reported as a message
+        if broken:  # a broken rule that some torch releases raise for
+            rule = broken[0]
+            raise WrongAnswerError(
+                rule.hint, rule.hint, **rule.fields
+            ) from None
         said = f"{type(error).__name__}: {error}"
         hint = next(
             (key for key, make in wrong.items() if _raises(make, said)),
             "compare",
         )
         raise WrongAnswerError("raised", hint, error=said) from None
+    if broken:
+        rule = broken[0]
+        raise WrongAnswerError(rule.hint, rule.hint, **rule.fields)
     for index, state in before:
         if not _same(_state(args[index]), state):
             name = _parameter_name(answer, index)
@@ -487,9 +337,18 @@ def backward(out: torch.Tensor, module: nn.Module, what: str) -> None:
     """Backpropagate from the reader's ``out`` (the ``what``); every
     trainable parameter of ``module`` must get a gradient."""
     if not out.requires_grad:
+        # Nothing to train at all, or a result cut off from the weights.
+        frozen = [
+            n for n, p in module.named_parameters() if not p.requires_grad
+        ]
+        if frozen:
+            raise WrongAnswerError("no_grad", "frozen", name=frozen[0])
         raise WrongAnswerError("detached", "detached", what=what)
     try:
-        out.sum().backward()
+        with kept(), limited():
+            out.sum().backward()
+    except TimeUp:
+        raise WrongAnswerError("slow", "slow", seconds=time_limit()) from None
     except RuntimeError as error:  # the reader's graph, reported
         said = f"{type(error).__name__}: {error}"
         hint = "inplace_op" if "inplace operation" in str(error) else "compare"
@@ -504,6 +363,36 @@ def gradients_reach(module: nn.Module) -> None:
             raise WrongAnswerError("no_grad", "frozen", name=name)
         if parameter.grad is None:
             raise WrongAnswerError("no_grad", "detached", name=name)
+
+
+def later_calls(
+    module: nn.Module,
+    reference: Callable[[torch.Tensor], Any],
+    inputs: list[torch.Tensor],
+    what: str,
+) -> None:
+    """Call the reader's ``module`` again, on ``inputs`` of other shapes and
+    values (another number of tokens, another batch size, negative values,
+    the first shape again): state built lazily, sized by the first call or
+    remembered from it gives outputs other than the ``reference``'s."""
+    for x in inputs:
+        with torch.no_grad():
+            expected = reference(x)
+        try:
+            expect(call(module, x), expected, what)
+        except WrongAnswerError as failure:
+            if failure.hint in ("compare", None):
+                failure.hint = "later_call"
+            raise
+
+
+def shares_memory(target: nn.Module, source: nn.Module) -> bool:
+    """Whether a parameter of ``target`` lives in the memory of one of
+    ``source``'s: a copy that is not one."""
+    sources = {p.untyped_storage().data_ptr() for p in source.parameters()}
+    return any(
+        p.untyped_storage().data_ptr() in sources for p in target.parameters()
+    )
 
 
 def rows_sum_to_one(weights: torch.Tensor, hint: str) -> None:
@@ -545,23 +434,26 @@ def message(
         ]
         return Result(exercise.id, True, "\n".join(lines))
     fields = _named(exercise, lang, failure.fields)
-    problem = say(PROBLEMS, failure.problem, lang, **fields)
+    problem = say(
+        {**PROBLEMS, **exercise.words}, failure.problem, lang, **fields
+    )
     lines = [wrap(f"✗ {exercise.id}: {problem}", "  ")]
     if failure.hint is not None:
-        hint = say({**HINTS, **exercise.words}, failure.hint, lang)
-        label = "提示：" if lang == "zh" else "Hint: "
+        hint = say({**HINTS, **exercise.words}, failure.hint, lang, **fields)
+        label = say(LABELS, "hint", lang)
         lines.append(wrap(f"  {label}{hint}", "    "))
     return Result(exercise.id, False, "\n".join(lines), failure.hint)
 
 
 #: A token of text to wrap: a Chinese character (a line may break after any),
-#: a word, or the spaces between words. Chinese punctuation stays with its
-#: neighbour, as Chinese typesetting wants: a line never starts with ，。：；）
-#: and never ends with （.
+#: a word, or the spaces between words. Inline code in backticks is part of
+#: its word, spaces and all, so that a printed hint can be copied as it is.
+#: Chinese punctuation stays with its neighbour, as Chinese typesetting
+#: wants: a line never starts with ，。：；） and never ends with （.
 _TOKEN = re.compile(
     r"[（“]*"
     rf"(?:[{_HAN}{_CJK_PUNCTUATION}]"
-    rf"|[^\s{_HAN}{_CJK_PUNCTUATION}“”]+)"
+    rf"|(?:`[^`\n]*`|[^\s{_HAN}{_CJK_PUNCTUATION}“”`])+)"
     r"[，。：；）、！？”]*"
     r"|\s+"
 )

@@ -7,22 +7,24 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from attention_lib.grouped_query import SDPA_HAS_GQA, GroupedQueryAttention
+from attention_lib.heads import merge_heads, split_heads
+from attention_lib.masks import causal_mask, masked_softmax
 from torch import nn
 
-from ..grouped_query import SDPA_HAS_GQA, GroupedQueryAttention
-from ..heads import merge_heads, split_heads
-from ..masks import causal_mask, masked_softmax
 from ._core import (
     COUNT,
     Exercise,
-    Messages,
     WrongAnswerError,
     backward,
     call,
     expect,
+    later_calls,
     module_from,
     values_on,
 )
+from ._messages import Messages, messages
+from ._rules import Rules
 
 #: (num_heads, num_kv_groups), first those where `repeat` and
 #: `repeat_interleave` differ and group_size != num_kv_groups, then MQA and
@@ -37,83 +39,7 @@ _VIEW_SPLIT = {
     "先 view 成 `(b, t, num_heads, head_dim)`，再 `transpose(1, 2)`。",
 }
 
-WORDS: Messages = {
-    "lib_sdpa": {
-        "en": "F.scaled_dot_product_attention(..., is_causal=True, "
-        "enable_gqa=True)",
-        "zh": "F.scaled_dot_product_attention(..., is_causal=True, "
-        "enable_gqa=True)",
-    },
-    "lib_explicit": {
-        "en": "causal attention on keys and values repeated with "
-        "repeat_interleave",
-        "zh": "用 repeat_interleave 重复键和值之后的因果注意力",
-    },
-    "lib_gqa": {
-        "en": "attention_lib.GroupedQueryAttention with the same weights",
-        "zh": "权重相同的 attention_lib.GroupedQueryAttention",
-    },
-    "groups": {
-        "en": "2 to 4 key/value heads for 6 to 12 query heads, where "
-        "`repeat` and `repeat_interleave` differ, then MQA and MHA",
-        "zh": "6 到 12 个查询头配 2 到 4 个键/值头（此时 `repeat` 与 "
-        "`repeat_interleave` 的结果不同），以及 MQA 和 MHA",
-    },
-    "repeat": {
-        "en": "`repeat` tiles the heads, [K0, K1, K0, K1], and pairs query "
-        "heads with another group's key head; query head i uses key/value "
-        "head i // group_size: `keys.repeat_interleave(group_size, dim=1)`, "
-        "[K0, K0, K1, K1].",
-        "zh": "`repeat` 把头整体平铺成 [K0, K1, K0, K1]，让查询头配上了别的组的键头；"
-        "查询头 i 使用的是键/值头 i // group_size："
-        "`keys.repeat_interleave(group_size, dim=1)`，即 [K0, K0, K1, K1]。",
-    },
-    "no_repeat": {
-        "en": "the keys and values have num_kv_groups heads, the queries "
-        "num_heads: repeat each key/value head for the query heads of its "
-        "group, `keys.repeat_interleave(group_size, dim=1)`.",
-        "zh": "键和值只有 num_kv_groups 个头，查询却有 num_heads 个："
-        "要把每个键/值头为本组的查询头重复一遍，"
-        "`keys.repeat_interleave(group_size, dim=1)`。",
-    },
-    "group_count": {
-        "en": "repeat each key/value head group_size = num_heads // "
-        "num_kv_groups times, not num_kv_groups times.",
-        "zh": "每个键/值头要重复 group_size = num_heads // num_kv_groups 次，"
-        "而不是 num_kv_groups 次。",
-    },
-    "no_causal": {
-        "en": "a token must not see the tokens after it: fill the scores "
-        "above the diagonal with `-torch.inf` before the softmax, "
-        "`torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)`.",
-        "zh": "词元不能看到它之后的词元：在 softmax 之前把对角线以上的分数填成 "
-        "`-torch.inf`，"
-        "`torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)`。",
-    },
-    "scale_d_k": {
-        "en": "your weights are too flat: divide the scores by "
-        "`head_dim ** 0.5`, the square root of d_k, not by d_k.",
-        "zh": "你的注意力权重太平坦了：分数要除以 d_k 的平方根 "
-        "`head_dim ** 0.5`，而不是 d_k 本身。",
-    },
-    "view_split": _VIEW_SPLIT,
-    "view_split_queries": _VIEW_SPLIT,
-    "view_merge": {
-        "en": "merge the heads back with `transpose(1, 2)` before the "
-        "`reshape(b, t, d_out)`: without it the rows mix tokens and heads.",
-        "zh": "合并各个头时，要先 `transpose(1, 2)`，再 `reshape(b, t, d_out)`："
-        "少了这一步，每一行就混进了不同词元和不同头的数值。",
-    },
-    "gqa_names": {
-        "en": "keep the page's names and sizes: W_query (d_in -> d_out), "
-        "W_key and W_value (d_in -> num_kv_groups * head_dim), out_proj "
-        "(d_out -> d_out), so that the check can give your module the "
-        "library's weights.",
-        "zh": "沿用页面上的名字和尺寸：W_query（d_in -> d_out），W_key 和 "
-        "W_value（d_in -> num_kv_groups * head_dim），out_proj（d_out -> "
-        "d_out），这样检查时才能把库中模块的权重放进你的模块。",
-    },
-}
+WORDS: Messages = messages("grouped_query")
 
 Expand = Callable[[torch.Tensor], torch.Tensor]
 Make = Callable[[], torch.Tensor]
@@ -212,6 +138,8 @@ def _copy_linear(module: nn.Module, name: str, source: nn.Linear) -> None:
 
 
 def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    afterwards: list[Any] = []
+
     def once(seed: int) -> None:
         h, g = _HEADS[seed % len(_HEADS)]
         head_dim, d_in = 2 + seed % 2, 3 + seed % 3
@@ -260,15 +188,29 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         result = call(module, x, wrong=wrong)
         expect(result, expected, "output", wrong)
         backward(result, module, "output")
+        later = [
+            2 * torch.randn(size, tokens, d_in, generator=gen)
+            for size, tokens in ((b + 1, t + 1), (b, t))
+        ]
+        # After every seed's own checks, whose hints are more precise.
+        afterwards.append((module, reference, later, "output"))
 
     for seed in range(COUNT):
         once(seed)
+    for later in afterwards:
+        later_calls(*later)
     shape = {"what": "output", "shape": "(b, t, d_out)"}
     values = values_on("lib_gqa")
-    return [("shape", shape), ("values", values), ("grad", {})]
+    checks = [("shape", shape), ("values", values), ("grad", {})]
+    return [*checks, ("calls", {})]
 
 
 EXERCISES = [
-    Exercise("exercise-gqa-attention", _gqa_function, WORDS),
+    Exercise(
+        "exercise-gqa-attention",
+        _gqa_function,
+        WORDS,
+        Rules(no_enable_gqa=True),
+    ),
     Exercise("exercise-gqa-repeat-bug", _gqa_module, WORDS),
 ]

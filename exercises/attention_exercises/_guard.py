@@ -1,0 +1,185 @@
+"""Running a reader's code without letting it take the notebook down: a time
+limit on each call, and torch's global settings as they were afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+import torch
+
+#: Seconds one call of the reader's code may take (``set_time_limit``): the
+#: checks' inputs are small, so a right answer takes milliseconds.
+_limit: list[float | None] = [5.0]
+
+
+def set_time_limit(seconds: float | None) -> None:
+    """Let each call of your code take at most ``seconds`` (5 by default)
+    before the check stops it with a ✗; ``None`` for no limit.
+
+    The limit needs signals: it holds where Python runs ``check`` in its
+    main thread on Linux or macOS (a notebook, a script, the REPL). On
+    Windows, or in another thread, there is none, and an answer that never
+    returns hangs ``check`` until you interrupt it (Ctrl-C, or the
+    notebook's stop button)."""
+    if seconds is not None and not seconds > 0:
+        raise ValueError(
+            f"seconds must be a positive number or None, got {seconds!r}"
+        )
+    _limit[0] = seconds
+
+
+def time_limit() -> float | None:
+    return _limit[0]
+
+
+class TimeUp(BaseException):
+    """The reader's call ran past the limit. A BaseException, as
+    KeyboardInterrupt is, so that an answer's ``except Exception`` does not
+    swallow it."""
+
+
+def _can_time() -> bool:
+    return (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+
+
+def _ours(frame: FrameType) -> bool:
+    name = frame.f_globals.get("__name__", "")
+    return isinstance(name, str) and name.startswith(
+        ("attention_exercises", "contextlib")
+    )
+
+
+def _stop(frame: FrameType, event: str, arg: Any) -> Any:
+    """A trace function that raises `TimeUp` at the reader's next line (an
+    error in a trace function turns tracing off: it raises once)."""
+    if _ours(frame):
+        return None
+    if event == "line":
+        raise TimeUp
+    return _stop
+
+
+@contextlib.contextmanager
+def limited() -> Iterator[None]:
+    """Raise `TimeUp` in the code run inside once it takes longer than the
+    limit, and again every 0.2 s after. Code that catches it (a bare
+    ``except:`` in a loop) is then stopped at its every next line."""
+    seconds = _limit[0]
+    if seconds is None or not _can_time():
+        yield
+        return
+    fired = [0]
+    trace = sys.gettrace()
+
+    def up(signum: int, frame: FrameType | None) -> None:
+        fired[0] += 1
+        if fired[0] > 1:  # the first was caught: stop the reader's frames
+            sys.settrace(_stop)
+            while frame is not None:
+                if not _ours(frame):
+                    frame.f_trace = _stop
+                frame = frame.f_back
+        raise TimeUp(seconds)
+
+    previous = signal.signal(signal.SIGALRM, up)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.2)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if fired[0] > 1:
+            sys.settrace(trace)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    dtype: torch.dtype
+    device: torch.device | None  # torch 2.2 cannot tell its default device
+    grad: bool
+    threads: int
+    deterministic: bool
+    warn_only: bool
+    anomaly: bool
+
+
+def _settings() -> _Settings:
+    get_device: Callable[[], torch.device] | None = getattr(
+        torch, "get_default_device", None
+    )
+    return _Settings(
+        dtype=torch.get_default_dtype(),
+        device=get_device() if get_device is not None else None,
+        grad=torch.is_grad_enabled(),
+        threads=torch.get_num_threads(),
+        deterministic=torch.are_deterministic_algorithms_enabled(),
+        warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+        anomaly=torch.is_anomaly_enabled(),
+    )
+
+
+def _apply(settings: _Settings) -> None:
+    torch.set_default_dtype(settings.dtype)
+    if settings.device is not None:
+        torch.set_default_device(settings.device)
+    torch.set_grad_enabled(settings.grad)
+    if torch.get_num_threads() != settings.threads:
+        torch.set_num_threads(settings.threads)
+    torch.use_deterministic_algorithms(
+        settings.deterministic, warn_only=settings.warn_only
+    )
+    torch.set_anomaly_enabled(settings.anomaly)
+
+
+@contextlib.contextmanager
+def kept() -> Iterator[None]:
+    """Undo what the code run inside changes of torch's global settings: a
+    right answer that turns autograd off or the default dtype to float64 on
+    its way is judged on what it returns, and the checks after it run as
+    written."""
+    saved = _settings()
+    try:
+        yield
+    finally:
+        _apply(saved)
+
+
+@contextlib.contextmanager
+def isolated() -> Iterator[None]:
+    """Run the checks with the settings they are written for (float32 on
+    the CPU, autograd on), whatever the notebook set; afterwards, restore
+    the notebook's settings and random state, whatever the answer set."""
+    saved = _settings()
+    cuda: list[Any] = (
+        list(range(torch.cuda.device_count()))
+        if torch.cuda.is_initialized()
+        else []
+    )
+    with torch.random.fork_rng(devices=cuda):
+        try:
+            _apply(
+                _Settings(
+                    dtype=torch.float32,
+                    device=None
+                    if saved.device is None
+                    else torch.device("cpu"),
+                    grad=True,
+                    threads=saved.threads,
+                    deterministic=False,
+                    warn_only=False,
+                    anomaly=False,
+                )
+            )
+            yield
+        finally:
+            _apply(saved)

@@ -1,0 +1,163 @@
+"""The rules a task states ("without a loop", "rather than torch.softmax",
+"call it once"), enforced while the reader's code runs: a rule broken is a ✗
+with a hint that names it, whatever the numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from types import CodeType, FrameType
+from typing import Any
+
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What an exercise's task forbids.
+
+    Attributes:
+        no_loop: no Python loop (``for``, ``while``, a comprehension) runs
+            in the reader's own code.
+        functions: Python functions that must not run, such as the library
+            function that *is* the exercise, by the name the hint shows.
+        torch_functions: torch functions that must not run, by name
+            (``softmax`` covers ``torch.softmax``, ``F.softmax``,
+            ``Tensor.softmax`` and ``nn.Softmax``).
+        sdpa_calls: how many times ``F.scaled_dot_product_attention`` must
+            run in one call of the answer, if the task says.
+        no_enable_gqa: ``enable_gqa=True`` must not be passed to it.
+    """
+
+    no_loop: bool = False
+    functions: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    torch_functions: frozenset[str] = frozenset()
+    sdpa_calls: int | None = None
+    no_enable_gqa: bool = False
+
+
+#: Every exercise: ``is_causal=True`` with an ``attn_mask`` is an error in
+#: PyTorch's documentation, raised by some releases and quietly combined by
+#: others, so it is refused on all of them.
+NONE = Rules()
+
+
+#: The rules of the exercise being checked (``ruling``).
+_active = [NONE]
+
+
+@contextlib.contextmanager
+def ruling(rules: Rules) -> Iterator[None]:
+    """Check every call of the reader's code under ``rules``."""
+    _active[0] = rules
+    try:
+        yield
+    finally:
+        _active[0] = NONE
+
+
+def active() -> Rules:
+    return _active[0]
+
+
+@dataclass
+class Broken:
+    """The first rule the reader's code broke: a hint key and its fields."""
+
+    hint: str
+    fields: dict[str, Any]
+
+
+class _Watch(TorchFunctionMode):
+    def __init__(self, rules: Rules, found: list[Broken]) -> None:
+        super().__init__()
+        self.rules, self.found, self.sdpa = rules, found, 0
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if func is F.scaled_dot_product_attention:
+            self.sdpa += 1
+            mask = kwargs.get("attn_mask", args[3] if len(args) > 3 else None)
+            causal = kwargs.get(
+                "is_causal", args[5] if len(args) > 5 else False
+            )
+            if causal and mask is not None:
+                self.found.append(Broken("rule_causal_and_mask", {}))
+            if self.rules.no_enable_gqa and kwargs.get("enable_gqa"):
+                self.found.append(Broken("rule_enable_gqa", {}))
+        elif name.lstrip("_") in self.rules.torch_functions:
+            self.found.append(Broken("rule_function", {"name": name}))
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def watched(rules: Rules, answer: Any) -> Iterator[list[Broken]]:
+    """Run the code inside under ``rules``; the list it gives holds what was
+    broken, once the code is done."""
+    found: list[Broken] = []
+    mode = _Watch(rules, found)
+    codes = {fn.__code__: name for name, fn in rules.functions.items()}
+    traced = (
+        _tracer(rules, answer, codes, found)
+        if (rules.no_loop or codes)
+        else None
+    )
+    previous = sys.gettrace()
+    if traced is not None:
+        sys.settrace(traced)
+    try:
+        with mode:
+            yield found
+    finally:
+        if traced is not None:
+            sys.settrace(previous)
+    # A count of calls is a function's rule, not its class's constructor's.
+    counted = rules.sdpa_calls is not None and not isinstance(answer, type)
+    if counted and mode.sdpa != rules.sdpa_calls:
+        found.append(Broken("rule_sdpa_calls", {"count": mode.sdpa}))
+
+
+def _tracer(
+    rules: Rules,
+    answer: Any,
+    codes: dict[CodeType, str],
+    found: list[Broken],
+) -> Callable[[FrameType, str, Any], Any]:
+    """A trace function: it names a forbidden function the moment it is
+    called, and, in the reader's own file, a jump back to an instruction a
+    frame has run already, which only a loop makes."""
+    code = getattr(answer, "__code__", None)
+    own = code.co_filename if isinstance(code, CodeType) else None
+
+    def call(frame: FrameType, event: str, arg: Any) -> Any:
+        if event != "call":
+            return None
+        if frame.f_code in codes:
+            found.append(
+                Broken("rule_function", {"name": codes[frame.f_code]})
+            )
+        if not rules.no_loop or frame.f_code.co_filename != own:
+            return None
+        furthest = [-1]
+
+        def line(frame: FrameType, event: str, arg: Any) -> Any:
+            if event == "line":
+                if frame.f_lasti <= furthest[0]:
+                    found.append(Broken("rule_loop", {}))
+                    return None
+                furthest[0] = frame.f_lasti
+            return line
+
+        return line
+
+    return call

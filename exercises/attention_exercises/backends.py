@@ -1,0 +1,76 @@
+"""The exercises of the attention backends chapter: causal attention through
+``F.scaled_dot_product_attention``, with and without a padding mask."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from attention_lib.masks import causal_mask, masked_softmax
+
+from ._core import COUNT, Exercise, call, expect, values_on
+from ._messages import Messages, messages
+from ._rules import Rules
+
+WORDS: Messages = messages("backends")
+
+
+def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> None:
+        b, num_heads, n = 1 + seed % 3, 1 + seed % 2, 2 + seed % 5
+        head_dim = 2 + seed % 3  # at least 2: a scale of √1 would hide one
+        g = torch.Generator().manual_seed(seed)
+        q, k, v = (
+            torch.randn(b, num_heads, n, head_dim, generator=g)
+            for _ in range(3)
+        )
+        causal = causal_mask(n)
+        padded = seed % 2 == 1
+        padding: torch.Tensor | None = None
+        mask = causal
+        if padded:
+            # At least one real key per sequence, so that no row is empty.
+            lens = torch.randint(1, n + 1, (b,), generator=g)
+            padding = torch.arange(n) >= lens[:, None]  # (b, n), True = pad
+            # (n, n) | (b, 1, 1, n) -> (b, 1, n, n)
+            mask = causal | padding[:, None, None, :]
+        scores = q @ k.transpose(-2, -1) / head_dim**0.5
+        expected = masked_softmax(scores, mask) @ v
+
+        def sdpa(
+            query: torch.Tensor, attn_mask: torch.Tensor | None
+        ) -> Callable[[], torch.Tensor]:
+            return lambda: F.scaled_dot_product_attention(
+                query, k, v, attn_mask=attn_mask
+            )
+
+        # Without padding the right answer passes no mask (is_causal=True),
+        # but one that always builds a mask gets it wrong the same ways: the
+        # wrong masks are then made of the causal mask alone.
+        small_q = q / head_dim**0.5
+        wrong = {
+            "polarity": sdpa(q, mask),
+            "float_keep": sdpa(q, (~mask).float()),
+            "float_masked": sdpa(q, mask.float()),
+            "double_scale": sdpa(small_q, ~mask),
+            "no_causal": sdpa(
+                q, None if padding is None else ~padding[:, None, None, :]
+            ),
+        }
+        args = (q.clone(), k.clone(), v.clone(), padding)
+        out = call(answer, *args, wrong=wrong)
+        expect(out, expected, "context", wrong)
+
+    for seed in range(COUNT):
+        once(seed)
+    shape = {"what": "context", "shape": "(batch, num_heads, n, head_dim)"}
+    values = values_on("lib_masked")
+    return [("shape", shape), ("values", values), ("both_cases", {})]
+
+
+EXERCISES = [
+    Exercise("exercise-causal-sdpa", _causal_sdpa, WORDS, Rules(sdpa_calls=1)),
+    Exercise("exercise-sdpa-float-mask-bug", _causal_sdpa, WORDS),
+]

@@ -1,0 +1,218 @@
+"""The exercises of the dropout chapter."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from attention_lib.causal import CausalAttention
+from attention_lib.masks import causal_mask, masked_softmax
+from torch import nn
+
+from ._core import (
+    COUNT,
+    Exercise,
+    WrongAnswerError,
+    backward,
+    call,
+    copy_weights,
+    expect,
+    later_calls,
+)
+from ._messages import Messages, messages
+
+#: Dropout rates to try; 0.5 is left out, where 1/p and 1/(1 - p) agree.
+RATES = (0.1, 0.2, 0.25, 0.3, 0.4, 0.6, 0.75)
+
+_UNSLICED = {
+    "en": "the mask buffer is made for `context_length` tokens, and x may "
+    "have fewer: slice it to the number of tokens, "
+    "`self.mask[:num_tokens, :num_tokens]`, as CausalAttention does.",
+    "zh": "掩码缓冲区是按 `context_length` 个词元创建的，而 x 的词元可能更少："
+    "要像 CausalAttention 那样，把它切成词元的个数，"
+    "即 `self.mask[:num_tokens, :num_tokens]`。",
+}
+
+WORDS: Messages = messages("dropout")
+
+
+def _weights(seed: int, g: torch.Generator) -> torch.Tensor:
+    # Causal attention weights, with and without a batch dimension: masked
+    # zeros, rows that sum to 1.
+    n = 2 + seed % 5
+    lead = [(), (3,)][seed % 2]
+    scores = torch.randn(*lead, n, n, generator=g)
+    return masked_softmax(scores, causal_mask(n))
+
+
+def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> None:
+        g = torch.Generator().manual_seed(seed)
+        weights, p = _weights(seed, g), RATES[seed % len(RATES)]
+        # The elements F.dropout keeps with this seed, and what it returns.
+        torch.manual_seed(seed)
+        keep = F.dropout(torch.ones_like(weights), p) != 0
+        torch.manual_seed(seed)
+        expected = F.dropout(weights, p)
+        kept = weights * keep
+        sums = kept.sum(dim=-1, keepdim=True)
+        wrong = {
+            "by_p": lambda: kept / p,
+            "no_scale": lambda: kept,
+            "times_keep": lambda: kept * (1 - p),
+            "keep_polarity": lambda: weights * ~keep / (1 - p),
+            "renormalize": lambda: kept / sums,
+        }
+        out = call(answer, weights.clone(), keep.clone(), p, wrong=wrong)
+        expect(out, expected, "dropped", wrong)
+
+    for seed in range(COUNT):
+        once(seed)
+    return [("same_as_dropout", {"count": COUNT})]
+
+
+def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    afterwards: list[Any] = []
+
+    def once(seed: int) -> None:
+        d_in, d_out, n = 2 + seed % 3, 1 + seed % 4, 3 + seed % 4
+        # Fewer tokens than context_length on two seeds in three, so that
+        # a mask left at its full size shows.
+        num_tokens = n - seed % 3
+        p = RATES[seed % len(RATES)]
+        torch.manual_seed(seed)
+        module = call(answer, d_in, d_out, n, p)
+        if not isinstance(module, nn.Module):
+            name = getattr(answer, "__name__", "answer")
+            got = type(module).__name__
+            raise WrongAnswerError("not_module", "compare", name=name, got=got)
+        reference = CausalAttention(d_in, d_out, n, p)
+        names = ("W_query", "W_key", "W_value")
+        copy_weights(module, reference, names, d_in, d_out)
+        g = torch.Generator().manual_seed(seed)
+        x = torch.rand(2, num_tokens, d_in, generator=g)
+        scores = torch.zeros(2, num_tokens, num_tokens)
+        # The full (n, n) mask on the scores of fewer tokens, given to
+        # masked_softmax or to masked_fill: the errors they raise.
+        unsliced = {
+            "unsliced_mask": lambda: masked_softmax(scores, causal_mask(n)),
+            "unsliced_fill": lambda: scores.masked_fill(
+                causal_mask(n), -torch.inf
+            ),
+        }
+
+        def run(model: Any, mode: bool) -> Any:
+            # The same seed before each call: the same elements dropped.
+            model.train(mode)
+            torch.manual_seed(seed)
+            with torch.no_grad():
+                return call(model, x, wrong=unsliced)
+
+        right_eval, right_train = run(reference, False), run(reference, True)
+        reference.dropout.p = 1 - p
+        keep_prob = run(reference, True)
+        wrong = {
+            "eval": lambda: right_train,
+            "eval_scale": lambda: right_eval * (1 - p),
+        }
+        expect(run(module, False), right_eval, "eval_output", wrong)
+        wrong = {
+            "never_train": lambda: right_eval,
+            "keep_prob": lambda: keep_prob,
+            "by_p": lambda: right_train * (1 - p) / p,
+        }
+        try:
+            expect(run(module, True), right_train, "train_output", wrong)
+        except WrongAnswerError as failure:
+            if failure.hint != "compare":
+                raise
+            # Another draw than nn.Dropout's, as a hand-written dropout
+            # makes: judged by what dropout is.
+            _dropout_by_its_properties(answer, p, seed)
+        # Training needs the gradients to reach every weight.
+        module.train(False)
+        reference.dropout.p = p
+        reference.train(False)
+        backward(call(module, x), module, "eval_output")
+        later = [
+            2 * torch.rand(size, tokens, d_in, generator=g) - 1
+            for size, tokens in ((3, min(num_tokens + 1, n)), (1, 1), (2, n))
+        ]
+        # After every seed's own checks, whose hints are more precise.
+        afterwards.append((module, reference, later, "eval_output"))
+
+    for seed in range(COUNT):
+        once(seed)
+    for later in afterwards:
+        later_calls(*later)
+    return [
+        ("same_as_eval", {"count": COUNT}),
+        ("dropout_properties", {}),
+        ("grad", {}),
+        ("calls", {}),
+    ]
+
+
+def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
+    """Training mode judged by properties, not by one random stream. With
+    one-hot inputs and an identity value projection, the values are the
+    identity and the output is the dropped attention weights themselves:
+    each is 0 or its weight scaled by 1/(1 - p), and the share kept is
+    within a binomial bound of 1 - p."""
+    n, b, trials = 6, 4, 8
+    module = call(answer, n, n, n, p)
+    if not isinstance(module, nn.Module):
+        got = type(module).__name__
+        name = getattr(answer, "__name__", "answer")
+        raise WrongAnswerError("not_module", "compare", name=name, got=got)
+    reference = CausalAttention(n, n, n, p)
+    with torch.no_grad():
+        reference.W_value.weight.copy_(torch.eye(n))
+    copy_weights(module, reference, ("W_query", "W_key", "W_value"), n, n)
+    x = torch.eye(n).expand(b, n, n)  # (b, n, n): token i is the one-hot e_i
+    with torch.no_grad():
+        reference.eval()
+        weights = reference(x)  # (b, n, n): the attention weights
+        module.eval()
+        expect(call(module, x), weights, "eval_output")
+        module.train()
+        drawn = []
+        for trial in range(trials):
+            torch.manual_seed(1000 * seed + trial)
+            drawn.append(call(module, x))
+    shown = weights > 1e-6  # the weights that dropout may drop
+    kept_count = 0
+    for out in drawn:
+        if not isinstance(out, torch.Tensor) or out.shape != weights.shape:
+            expect(out, weights, "train_output")
+        dropped = out[shown].abs() <= 1e-6
+        kept = ~dropped
+        scaled = out[shown][kept] / weights[shown][kept]
+        if not torch.allclose(scaled, torch.full_like(scaled, 1 / (1 - p))):
+            by_p = torch.allclose(scaled, torch.full_like(scaled, 1 / p))
+            never = torch.allclose(scaled, torch.ones_like(scaled))
+            hint = "by_p" if by_p else "eval_scale" if never else "compare"
+            raise WrongAnswerError("dropout_scale", hint, p=p)
+        if (out[~shown].abs() > 1e-6).any():
+            raise WrongAnswerError("future", "compare", i=0, j=1)
+        kept_count += int(kept.sum())
+    samples = trials * int(shown.sum())
+    share = kept_count / samples
+    bound = 5 * math.sqrt(p * (1 - p) / samples) + 1 / samples
+    if share == 1.0:
+        raise WrongAnswerError(
+            "dropout_share", "never_train", share=share, p=p, keep=1 - p
+        )
+    if abs(share - (1 - p)) > bound:
+        hint = "keep_prob" if abs(share - p) <= bound else "compare"
+        raise WrongAnswerError(
+            "dropout_share", hint, share=share, p=p, keep=1 - p
+        )
+
+
+EXERCISES = [
+    Exercise("exercise-inverted-dropout", _inverted, WORDS),
+    Exercise("exercise-dropout-eval-bug", _eval_bug, WORDS),
+]
