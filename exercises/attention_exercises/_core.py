@@ -138,7 +138,7 @@ def call(
         # and a message that depends on the filters in force would vary.
         with warnings.catch_warnings(), kept(), limited():
             warnings.simplefilter("ignore")
-            with watched(active(), answer) as broken:
+            with watched(active(), answer, args) as broken:
                 result = answer(*args)
     except TimeUp:
         raise WrongAnswerError("slow", "slow", seconds=time_limit()) from None
@@ -151,9 +151,11 @@ def call(
                 rule.hint, rule.hint, **rule.fields
             ) from None
         said = f"{type(error).__name__}: {error}"
+        # Changing in place a tensor it was given that requires grad.
+        leaf = "leaf Variable that requires grad" in said
         hint = next(
             (key for key, make in wrong.items() if _raises(make, said)),
-            "compare",
+            "keep_inputs" if leaf else "compare",
         )
         raise WrongAnswerError("raised", hint, error=said) from None
     if broken:
@@ -209,8 +211,13 @@ def _raises(make: Callable[[], object], said: str) -> bool:
     return False
 
 
+#: The comparison the checks make, kept as it was when the checker was
+#: imported: an answer that replaces torch.allclose does not change verdicts.
+_allclose = torch.allclose
+
+
 def close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and torch.allclose(
+    return a.shape == b.shape and _allclose(
         a.double(), b.double(), rtol=1e-4, atol=1e-5, equal_nan=False
     )
 
@@ -273,7 +280,7 @@ def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
         return False
     # A wrong answer's nan and inf must be in the same places, and its other
     # entries equal too.
-    return torch.allclose(
+    return _allclose(
         out.double(), wrong.double(), rtol=1e-4, atol=1e-5, equal_nan=True
     )
 

@@ -30,6 +30,9 @@ class Rules:
         sdpa_calls: how many times ``F.scaled_dot_product_attention`` must
             run in one call of the answer, if the task says.
         no_enable_gqa: ``enable_gqa=True`` must not be passed to it.
+        causal_alone: called without its optional mask (its fourth
+            argument), the answer calls it with ``is_causal=True`` and no
+            ``attn_mask``: the fast path the task asks for.
     """
 
     no_loop: bool = False
@@ -37,30 +40,13 @@ class Rules:
     torch_functions: frozenset[str] = frozenset()
     sdpa_calls: int | None = None
     no_enable_gqa: bool = False
+    causal_alone: bool = False
 
 
 #: Every exercise: ``is_causal=True`` with an ``attn_mask`` is an error in
 #: PyTorch's documentation, raised by some releases and quietly combined by
 #: others, so it is refused on all of them.
 NONE = Rules()
-
-
-#: The rules of the exercise being checked (``ruling``).
-_active = [NONE]
-
-
-@contextlib.contextmanager
-def ruling(rules: Rules) -> Iterator[None]:
-    """Check every call of the reader's code under ``rules``."""
-    _active[0] = rules
-    try:
-        yield
-    finally:
-        _active[0] = NONE
-
-
-def active() -> Rules:
-    return _active[0]
 
 
 @dataclass
@@ -71,10 +57,36 @@ class Broken:
     fields: dict[str, Any]
 
 
+#: The rules of the exercise being checked (``ruling``).
+_active = [NONE]
+#: Rules of how, not of what, broken so far: told once the answer's results
+#: are right, so that a wrong result gets its own hint first.
+_later: list[Broken] = []
+
+
+@contextlib.contextmanager
+def ruling(rules: Rules) -> Iterator[list[Broken]]:
+    """Check every call of the reader's code under ``rules``; the list it
+    gives holds the rules of how that were broken, once the checks are
+    done."""
+    _active[0] = rules
+    _later.clear()
+    try:
+        yield _later
+    finally:
+        _active[0] = NONE
+
+
+def active() -> Rules:
+    return _active[0]
+
+
 class _Watch(TorchFunctionMode):
     def __init__(self, rules: Rules, found: list[Broken]) -> None:
         super().__init__()
         self.rules, self.found, self.sdpa = rules, found, 0
+        #: (whether it got an attn_mask, whether is_causal) for each call
+        self.masks: list[tuple[bool, bool]] = []
 
     def __torch_function__(
         self,
@@ -91,6 +103,7 @@ class _Watch(TorchFunctionMode):
             causal = kwargs.get(
                 "is_causal", args[5] if len(args) > 5 else False
             )
+            self.masks.append((mask is not None, bool(causal)))
             if causal and mask is not None:
                 self.found.append(Broken("rule_causal_and_mask", {}))
             if self.rules.no_enable_gqa and kwargs.get("enable_gqa"):
@@ -101,7 +114,9 @@ class _Watch(TorchFunctionMode):
 
 
 @contextlib.contextmanager
-def watched(rules: Rules, answer: Any) -> Iterator[list[Broken]]:
+def watched(
+    rules: Rules, answer: Any, args: tuple[Any, ...] = ()
+) -> Iterator[list[Broken]]:
     """Run the code inside under ``rules``; the list it gives holds what was
     broken, once the code is done."""
     found: list[Broken] = []
@@ -125,6 +140,13 @@ def watched(rules: Rules, answer: Any) -> Iterator[list[Broken]]:
     counted = rules.sdpa_calls is not None and not isinstance(answer, type)
     if counted and mode.sdpa != rules.sdpa_calls:
         found.append(Broken("rule_sdpa_calls", {"count": mode.sdpa}))
+    unmasked = len(args) < 4 or args[3] is None
+    if (
+        rules.causal_alone
+        and unmasked
+        and mode.masks != [(False, True)] * mode.sdpa
+    ):
+        _later.append(Broken("rule_causal_alone", {}))
 
 
 def _tracer(

@@ -71,6 +71,11 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 EXERCISES = [
-    Exercise("exercise-causal-sdpa", _causal_sdpa, WORDS, Rules(sdpa_calls=1)),
+    Exercise(
+        "exercise-causal-sdpa",
+        _causal_sdpa,
+        WORDS,
+        Rules(sdpa_calls=1, causal_alone=True),
+    ),
     Exercise("exercise-sdpa-float-mask-bug", _causal_sdpa, WORDS),
 ]

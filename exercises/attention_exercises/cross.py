@@ -8,8 +8,9 @@ import torch
 from attention_lib.cross import CrossAttention
 from attention_lib.dot_product import DotProductAttention
 
-from ._core import COUNT, Exercise, call, expect, values_on
+from ._core import COUNT, Exercise, WrongAnswerError, call, expect, values_on
 from ._messages import Messages, messages
+from ._rules import Rules
 
 _QUERY_AXIS = {
     "en": "the padding belongs to the source, whose tokens are the keys, "
@@ -117,6 +118,23 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, *args, wrong=wrong)
         expected = DotProductAttention(0.0)(queries, keys, values, valid_lens)
         expect(out, expected, "context", wrong)
+        # The padding keys turned towards each sequence's first query, so
+        # that its scores for them are 300, far above the real keys': the
+        # context vectors stay the same, unless padding takes part in a
+        # softmax.
+        leading = keys.clone()
+        for i in range(b):
+            q = queries[i, 0]
+            leading[i, padding[i]] = (
+                300 * d**0.5 * q / q.dot(q).clamp_min(1e-6)
+            )
+        args = (queries, leading, values, valid_lens.clone())
+        out = call(answer, *args)
+        try:
+            expect(out, expected, "context")
+        except WrongAnswerError as failure:
+            failure.hint = "renormalize"
+            raise
 
     for seed in range(COUNT):
         once(seed)
@@ -126,6 +144,11 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 EXERCISES = [
-    Exercise("exercise-cross-attention", _cross_attention, WORDS),
+    Exercise(
+        "exercise-cross-attention",
+        _cross_attention,
+        WORDS,
+        Rules(functions={"CrossAttention": CrossAttention.forward}),
+    ),
     Exercise("exercise-cross-padding-bug", _padded_attention, WORDS),
 ]

@@ -65,8 +65,11 @@ def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "keep_polarity": lambda: weights * ~keep / (1 - p),
             "renormalize": lambda: kept / sums,
         }
-        out = call(answer, weights.clone(), keep.clone(), p, wrong=wrong)
+        given = weights.clone().requires_grad_()  # as in training
+        out = call(answer, given, keep.clone(), p, wrong=wrong)
         expect(out, expected, "dropped", wrong)
+        if not out.requires_grad:  # dropout sits in the middle of a model
+            raise WrongAnswerError("detached", "detached", what="dropped")
 
     for seed in range(COUNT):
         once(seed)

@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from attention_lib.weight_free import attn_scores_all, attn_scores_all_loop
+from attention_lib.weight_free import (
+    attn_scores_all,
+    attn_scores_all_loop,
+    context_vectors,
+)
 
 from ._core import (
     COUNT,
@@ -34,7 +38,9 @@ SOFTMAXES = (
 
 def _inputs(seed: int, batch: int | None = None) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    n, d = 2 + seed % 6, 1 + seed % 5
+    # Two seeds in a row share a shape, with other values: an answer that
+    # remembers its result by shape shows.
+    n, d = 2 + (seed // 2) % 6, 1 + (seed // 2) % 5
     shape = (n, d) if batch is None else (batch, n, d)
     # Negative values too: an answer that takes an absolute value shows.
     return 2 * torch.rand(shape, generator=g) - 1
@@ -59,7 +65,7 @@ def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
-        x = _inputs(seed, batch=2 + seed % 3)
+        x = _inputs(seed, batch=2 + (seed // 2) % 3)
         wrong = {"dot_t": lambda: x @ x.T}
         out = call(answer, x, wrong=wrong)
         expect(out, x @ x.transpose(-2, -1), "scores", wrong)
@@ -167,6 +173,11 @@ EXERCISES = [
         Rules(torch_functions=frozenset(SOFTMAXES)),
     ),
     Exercise("exercise-softmax-bug", _softmax, WORDS),
-    Exercise("exercise-context-vectors", _context, WORDS),
+    Exercise(
+        "exercise-context-vectors",
+        _context,
+        WORDS,
+        Rules(functions={"context_vectors": context_vectors}),
+    ),
     Exercise("exercise-context-bug", _context, WORDS),
 ]

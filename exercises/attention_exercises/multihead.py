@@ -107,7 +107,8 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             name = getattr(answer, "__name__", "answer")
             got = type(module).__name__
             raise WrongAnswerError("not_module", "define", name=name, got=got)
-        reference = MultiHeadAttention(d_in, d_out, t, 0.0, h)
+        # Room for one more token: the same module is called again on t + 1.
+        reference = MultiHeadAttention(d_in, d_out, t + 1, 0.0, h)
         sizes = {
             "W_query": (d_in, d_out),
             "W_key": (d_in, d_out),
@@ -140,7 +141,7 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         backward(out, module, "output")
         later = [
             2 * torch.randn(size, tokens, d_in, generator=g)
-            for size, tokens in ((b + 1, max(1, t - 1)), (b, t))
+            for size, tokens in ((b + 1, t + 1), (1, max(1, t - 1)), (b, t))
         ]
         # After every seed's own checks, whose hints are more precise.
         afterwards.append((module, reference, later, "output"))

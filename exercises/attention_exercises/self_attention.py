@@ -26,6 +26,7 @@ from ._core import (
     values_on,
 )
 from ._messages import Messages, messages
+from ._rules import Rules
 
 WORDS: Messages = messages("self_attention")
 
@@ -299,6 +300,16 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, scores.clone(), valid_len, wrong=wrong)
         expected = masked_softmax(scores, causal | padding)
         expect(out, expected, "weights", wrong)
+        # The hidden keys' scores far above the others: the weights stay the
+        # same, unless the hidden scores take part in a softmax.
+        hidden = causal | padding
+        lead = 200 + 100 * torch.rand(n, n, generator=g)
+        out = call(answer, torch.where(hidden, lead, scores), valid_len)
+        try:
+            expect(out, expected, "weights")
+        except WrongAnswerError as failure:
+            failure.hint = "renormalize"
+            raise
 
     for seed in range(COUNT):
         once(seed)
@@ -310,6 +321,17 @@ EXERCISES = [
     Exercise("exercise-self-attention", _self_attention, WORDS),
     Exercise("exercise-copy-v2-into-v1", _copy_v2_into_v1, WORDS),
     Exercise("exercise-keys-bug", _self_attention, WORDS),
-    Exercise("exercise-causal-weights", _causal_weights, WORDS),
+    Exercise(
+        "exercise-causal-weights",
+        _causal_weights,
+        WORDS,
+        # The task: torch.triu, masked_fill and torch.softmax.
+        Rules(
+            functions={
+                "masked_softmax": masked_softmax,
+                "causal_mask": causal_mask,
+            }
+        ),
+    ),
     Exercise("exercise-combined-mask-bug", _combined_weights, WORDS),
 ]

@@ -1419,6 +1419,9 @@ def answer(queries, keys, values, key_padding_mask=None):
 """
 WRONG += [
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden"), "polarity"),
+    # Right values, but a mask where the task asks for is_causal=True alone (no padding): told once the values
+    # are right, so that the mistakes above get their own hints first.
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="~hidden"), "rule_causal_alone"),
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
     ("exercise-sdpa-float-mask-bug", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden.float()"), "float_masked"),
@@ -1426,11 +1429,12 @@ WRONG += [
 RIGHT |= {
     "exercise-causal-sdpa": """
         def answer(queries, keys, values, key_padding_mask=None):
+            sdpa = torch.nn.functional.scaled_dot_product_attention
+            if key_padding_mask is None:
+                return sdpa(queries, keys, values, is_causal=True)
             n = queries.shape[-2]
-            allowed = torch.ones(n, n, dtype=torch.bool).tril()
-            if key_padding_mask is not None:
-                allowed = allowed & ~key_padding_mask.view(-1, 1, 1, n)
-            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)
+            allowed = torch.ones(n, n, dtype=torch.bool).tril() & ~key_padding_mask.view(-1, 1, 1, n)
+            return sdpa(queries, keys, values, attn_mask=allowed)
         """,
     "exercise-sdpa-float-mask-bug": """
         def answer(queries, keys, values, key_padding_mask=None):

@@ -264,3 +264,12 @@ def _self_attention_class() -> type:
             return attn_weights @ values
 
     return SelfAttention
+
+
+def test_an_answer_that_replaces_torch_allclose_does_not_change_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    def lying(inputs: torch.Tensor) -> torch.Tensor:
+        monkeypatch.setattr(torch, "allclose", lambda *args, **kwargs: True)
+        monkeypatch.setattr(torch, "equal", lambda *args, **kwargs: True)
+        return torch.zeros(inputs.shape[0], inputs.shape[0])
+
+    assert not diagnose("exercise-all-scores", lying)
