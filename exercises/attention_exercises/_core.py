@@ -4,12 +4,13 @@ the reader's language."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -385,12 +386,20 @@ def later_calls(
     for x in inputs:
         with torch.no_grad():
             expected = reference(x)
-        try:
+        with hinted("later_call", unless_named=True):
             expect(call(module, x), expected, what)
-        except WrongAnswerError as failure:
-            if failure.hint in ("compare", None):
-                failure.hint = "later_call"
-            raise
+
+
+@contextlib.contextmanager
+def hinted(hint: str, unless_named: bool = False) -> Iterator[None]:
+    """A failure inside gets ``hint``: what the checks there try tells the
+    mistake (``unless_named``: unless a more precise hint named it)."""
+    try:
+        yield
+    except WrongAnswerError as failure:
+        if not unless_named or failure.hint in ("compare", None):
+            failure.hint = hint
+        raise
 
 
 def shares_memory(target: nn.Module, source: nn.Module) -> bool:

@@ -18,6 +18,7 @@ from ._core import (
     call,
     close,
     expect,
+    hinted,
     later_calls,
     linear_named,
     module_from,
@@ -305,11 +306,8 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         hidden = causal | padding
         lead = 200 + 100 * torch.rand(n, n, generator=g)
         out = call(answer, torch.where(hidden, lead, scores), valid_len)
-        try:
+        with hinted("renormalize"):
             expect(out, expected, "weights")
-        except WrongAnswerError as failure:
-            failure.hint = "renormalize"
-            raise
 
     for seed in range(COUNT):
         once(seed)
