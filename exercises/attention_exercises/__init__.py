@@ -38,7 +38,7 @@ from . import (
     self_attention,
 )
 from ._core import Exercise, Result, WrongAnswerError, message
-from ._guard import TimeUp, isolated, set_time_limit, time_limit
+from ._guard import isolated, set_time_limit
 from ._messages import LANGUAGES
 from ._rules import ruling
 
@@ -118,10 +118,7 @@ def diagnose(exercise: str, answer: Any, lang: str | None = None) -> Result:
                 )
     except WrongAnswerError as wrong:
         return message(spec, lang, [], wrong)
-    except TimeUp:  # past the limit outside a call the checks guard
-        slow = WrongAnswerError("slow", "slow", seconds=time_limit())
-        return message(spec, lang, [], slow)
-    except SystemExit as error:
+    except SystemExit as error:  # from the answer's result, as it is judged
         exited = WrongAnswerError("exited", "no_exit", code=error.code)
         return message(spec, lang, [], exited)
     return message(spec, lang, checked, None)

@@ -16,7 +16,7 @@ from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # the package requires tomli there
+else:  # pragma: no cover (the package requires tomli there)
     import tomli as tomllib
 
 #: Each message in every language that has it: {key: {lang: template}}.

@@ -5,14 +5,18 @@ with a hint that names it, whatever the numbers."""
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import sysconfig
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import CodeType, FrameType
 from typing import Any
 
+import torch
 import torch.nn.functional as F
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,28 @@ class _Watch(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+# torch leaves TorchDispatchMode's __init_subclass__ and __init__ untyped.
+class _Ops(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Sees the operators torch runs, below its functions: a softmax inside
+    ``F.softmin``, or called as ``torch.ops.aten``, is one too."""
+
+    def __init__(self, names: frozenset[str], found: list[Broken]) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.names, self.found = names, found
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        name = func._schema.name.split("::")[-1].lstrip("_")
+        if name in self.names:
+            self.found.append(Broken("rule_function", {"name": name}))
+        return func(*args, **(kwargs or {}))
+
+
 @contextlib.contextmanager
 def watched(
     rules: Rules, answer: Any, args: tuple[Any, ...] = ()
@@ -122,20 +148,22 @@ def watched(
     found: list[Broken] = []
     mode = _Watch(rules, found)
     codes = {fn.__code__: name for name, fn in rules.functions.items()}
-    traced = (
-        _tracer(rules, answer, codes, found)
-        if (rules.no_loop or codes)
-        else None
-    )
+    traced = _tracer(rules, codes, found) if (rules.no_loop or codes) else None
     previous = sys.gettrace()
     if traced is not None:
         sys.settrace(traced)
+    ops = (
+        _Ops(rules.torch_functions, found)
+        if rules.torch_functions
+        else contextlib.nullcontext()
+    )
     try:
-        with mode:
+        with mode, ops:
             yield found
     finally:
         if traced is not None:
-            sys.settrace(previous)
+            # Run under the tracer it replaces: coverage cannot see it.
+            sys.settrace(previous)  # pragma: no cover
     # A count of calls is a function's rule, not its class's constructor's.
     counted = rules.sdpa_calls is not None and not isinstance(answer, type)
     if counted and mode.sdpa != rules.sdpa_calls:
@@ -149,17 +177,42 @@ def watched(
         _later.append(Broken("rule_causal_alone", {}))
 
 
+def _library_folders() -> tuple[str, ...]:
+    """Where code that is not the reader's lives: Python's own library,
+    installed packages, torch, attention_lib and the checker (editable
+    installs live elsewhere)."""
+    import attention_lib
+
+    paths = sysconfig.get_paths()
+    folders = {paths["stdlib"], paths["platstdlib"], paths["purelib"]}
+    folders.add(paths["platlib"])
+    for module in (torch, attention_lib, sys.modules[__package__ or ""]):
+        folders.add(os.path.dirname(str(module.__file__)))
+    return tuple(os.path.realpath(folder) + os.sep for folder in folders)
+
+
+def _readers(filename: str, library: tuple[str, ...]) -> bool:
+    """Whether code from ``filename`` is the reader's: a notebook cell, a
+    script, a module of their own, not a library's."""
+    if filename.startswith("<frozen"):
+        return False
+    return not os.path.realpath(filename).startswith(library)
+
+
 def _tracer(
     rules: Rules,
-    answer: Any,
     codes: dict[CodeType, str],
     found: list[Broken],
 ) -> Callable[[FrameType, str, Any], Any]:
     """A trace function: it names a forbidden function the moment it is
-    called, and, in the reader's own file, a jump back to an instruction a
-    frame has run already, which only a loop makes."""
-    code = getattr(answer, "__code__", None)
-    own = code.co_filename if isinstance(code, CodeType) else None
+    called, and, in the reader's own code (any cell or file of theirs), a
+    jump back to an instruction a frame has run already, which only a loop
+    makes. A generator's frame keeps what it ran across its resumptions."""
+    library = _library_folders()
+    readers: dict[str, bool] = {}
+    furthest: dict[int, int] = {}
+    frames: list[FrameType] = []  # alive while traced, so ids stay theirs
+    sites: set[Any] = set()
 
     def call(frame: FrameType, event: str, arg: Any) -> Any:
         if event != "call":
@@ -168,16 +221,38 @@ def _tracer(
             found.append(
                 Broken("rule_function", {"name": codes[frame.f_code]})
             )
-        if not rules.no_loop or frame.f_code.co_filename != own:
+        if not rules.no_loop:
             return None
-        furthest = [-1]
+        name = frame.f_code.co_filename
+        if name not in readers:
+            readers[name] = _readers(name, library)
+        if not readers[name]:
+            return None
+        if id(frame) not in furthest:
+            furthest[id(frame)] = -1
+            frames.append(frame)
+            # Called again from the same place (map over a lambda, a
+            # generator consumed), or from inside itself (recursion): a loop.
+            caller = frame.f_back
+            site = (
+                (id(caller), caller.f_lasti, frame.f_code) if caller else None
+            )
+            outer = caller
+            while outer is not None and outer.f_code is not frame.f_code:
+                outer = outer.f_back
+            if outer is not None or site in sites:
+                found.append(Broken("rule_loop", {}))
+            sites.add(site)
 
-        def line(frame: FrameType, event: str, arg: Any) -> Any:
+        # A trace function: coverage, itself one, cannot see it run.
+        def line(  # pragma: no cover
+            frame: FrameType, event: str, arg: Any
+        ) -> Any:
             if event == "line":
-                if frame.f_lasti <= furthest[0]:
+                if frame.f_lasti <= furthest[id(frame)]:
                     found.append(Broken("rule_loop", {}))
                     return None
-                furthest[0] = frame.f_lasti
+                furthest[id(frame)] = frame.f_lasti
             return line
 
         return line

@@ -187,6 +187,7 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
             drawn.append(call(module, x))
     shown = weights > 1e-6  # the weights that dropout may drop
     kept_count = 0
+    rows_mixed = cols_mixed = False
     for out in drawn:
         if not isinstance(out, torch.Tensor) or out.shape != weights.shape:
             expect(out, weights, "train_output")
@@ -201,6 +202,21 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
         if (out[~shown].abs() > 1e-6).any():
             raise WrongAnswerError("future", "compare", i=0, j=1)
         kept_count += int(kept.sum())
+        survived = (out.abs() > 1e-6) & shown  # (b, n, n)
+        # A row, or a column, whose shown weights were not all dropped or
+        # all kept together: drawn weight by weight.
+        rows_mixed |= bool(
+            (survived.any(-1) & (survived != shown).any(-1)).any()
+        )
+        cols_mixed |= bool(
+            (survived.any(-2) & (survived != shown).any(-2)).any()
+        )
+    if not (rows_mixed and cols_mixed):
+        # Whole keys (dropout on the values) or whole queries dropped.
+        what = "queries" if cols_mixed else "keys"
+        raise WrongAnswerError(
+            "dropout_together", "dropout_weights", what=what
+        )
     samples = trials * int(shown.sum())
     share = kept_count / samples
     bound = 5 * math.sqrt(p * (1 - p) / samples) + 1 / samples

@@ -27,12 +27,15 @@ from ._rules import Rules
 WORDS: Messages = messages("foundations")
 
 #: The names of torch's softmax functions (torch.softmax, F.softmax,
-#: Tensor.softmax, nn.Softmax's, log_softmax, torch.special's).
+#: Tensor.softmax, nn.Softmax's, log_softmax, torch.special's, softmin of the
+#: negated scores) and of the operators they run.
 SOFTMAXES = (
     "softmax",
     "log_softmax",
     "special_softmax",
     "special_log_softmax",
+    "softmin",
+    "safe_softmax",
 )
 
 

@@ -273,3 +273,30 @@ def test_an_answer_that_replaces_torch_allclose_does_not_change_the_verdict(monk
         return torch.zeros(inputs.shape[0], inputs.shape[0])
 
     assert not diagnose("exercise-all-scores", lying)
+
+
+class _Exits(torch.Tensor):
+    """A tensor whose every operation exits: the checker judging it runs the answer's code."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        raise SystemExit("judged")
+
+
+def test_a_result_whose_methods_exit_is_judged_on_its_values_without_running_them() -> None:
+    def right(attn_scores: torch.Tensor) -> torch.Tensor:
+        return torch.Tensor._make_subclass(_Exits, _causal(attn_scores))
+
+    def wrong(attn_scores: torch.Tensor) -> torch.Tensor:
+        return torch.Tensor._make_subclass(_Exits, torch.softmax(attn_scores, dim=-1))
+
+    assert diagnose("exercise-causal-weights", right)
+    assert not diagnose("exercise-causal-weights", wrong)
+
+
+def test_a_module_that_exits_when_the_checker_reads_it_is_a_cross() -> None:
+    class ExitsWhenRead(_HangsInForward):
+        def __getattr__(self, name: str) -> object:
+            raise SystemExit(name)
+
+    assert diagnose("exercise-causal-buffer", ExitsWhenRead).hint == "no_exit"
