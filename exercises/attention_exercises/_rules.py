@@ -191,7 +191,9 @@ def _library_folders() -> tuple[str, ...]:
     return tuple(os.path.realpath(folder) + os.sep for folder in folders)
 
 
-def _readers(filename: str, library: tuple[str, ...]) -> bool:
+def _readers(  # pragma: no cover (called by the trace function below)
+    filename: str, library: tuple[str, ...]
+) -> bool:
     """Whether code from ``filename`` is the reader's: a notebook cell, a
     script, a module of their own, not a library's."""
     if filename.startswith("<frozen"):
@@ -214,7 +216,10 @@ def _tracer(
     frames: list[FrameType] = []  # alive while traced, so ids stay theirs
     sites: set[Any] = set()
 
-    def call(frame: FrameType, event: str, arg: Any) -> Any:
+    # The trace function itself: coverage, one too, cannot see it run.
+    def call(  # pragma: no cover
+        frame: FrameType, event: str, arg: Any
+    ) -> Any:
         if event != "call":
             return None
         if frame.f_code in codes:
@@ -244,10 +249,7 @@ def _tracer(
                 found.append(Broken("rule_loop", {}))
             sites.add(site)
 
-        # A trace function: coverage, itself one, cannot see it run.
-        def line(  # pragma: no cover
-            frame: FrameType, event: str, arg: Any
-        ) -> Any:
+        def line(frame: FrameType, event: str, arg: Any) -> Any:
             if event == "line":
                 if frame.f_lasti <= furthest[id(frame)]:
                     found.append(Broken("rule_loop", {}))

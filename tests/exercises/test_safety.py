@@ -299,4 +299,9 @@ def test_a_module_that_exits_when_the_checker_reads_it_is_a_cross() -> None:
         def __getattr__(self, name: str) -> object:
             raise SystemExit(name)
 
+    class ExitsWhenLoaded(_HangsInForward):
+        def load_state_dict(self, *args: object, **kwargs: object) -> object:
+            raise SystemExit("loaded")
+
     assert diagnose("exercise-causal-buffer", ExitsWhenRead).hint == "no_exit"
+    assert diagnose("exercise-causal-buffer", ExitsWhenLoaded).hint == "no_exit"
