@@ -4,6 +4,7 @@ limit on each call, and torch's global settings as they were afterwards."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import signal
 import sys
 import threading
@@ -71,6 +72,20 @@ def _stop(frame: FrameType, event: str, arg: Any) -> Any:  # pragma: no cover
     return _stop
 
 
+def _collecting(frame: FrameType | None) -> bool:
+    """Whether the alarm came while a garbage collector's callback ran (one
+    that a library registered), where an exception cannot propagate: Python
+    reports it as unraisable and goes on."""
+    callbacks = {
+        getattr(callback, "__code__", None) for callback in gc.callbacks
+    }
+    while frame is not None:
+        if frame.f_code in callbacks:
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def limited() -> Iterator[None]:
     """Raise `TimeUp` in the code run inside once it takes longer than the
@@ -84,6 +99,8 @@ def limited() -> Iterator[None]:
     trace = sys.gettrace()
 
     def up(signum: int, frame: FrameType | None) -> None:
+        if _collecting(frame):
+            return  # raised there, it would be lost: the next alarm raises
         fired[0] += 1
         # The first was caught: stop the reader's frames.
         if fired[0] > 1:  # pragma: no cover

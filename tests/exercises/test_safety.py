@@ -5,6 +5,8 @@ a check."""
 from __future__ import annotations
 
 import _thread
+import gc
+import itertools
 import signal
 import sys
 import threading
@@ -50,6 +52,12 @@ def _forever_catching_everything(attn_scores: torch.Tensor) -> torch.Tensor:
             pass
 
 
+def _forever_allocating(attn_scores: torch.Tensor) -> torch.Tensor:
+    # Objects made without end: the garbage collector runs, and the callbacks libraries register with it
+    # (hypothesis has one) run too, where an exception would be lost.
+    return sum(torch.zeros(1) for _ in itertools.count())
+
+
 def _slow_then_right(attn_scores: torch.Tensor) -> torch.Tensor:
     time.sleep(3)
     return _causal(attn_scores)
@@ -75,10 +83,11 @@ class _HangsInForward(torch.nn.Module):
     [
         ("exercise-causal-weights", _forever),
         ("exercise-causal-weights", _forever_catching_everything),
+        ("exercise-causal-weights", _forever_allocating),
         ("exercise-causal-weights", _slow_then_right),
         ("exercise-causal-buffer", _HangsInForward),
     ],
-    ids=["loop", "loop-catching-everything", "slow", "module"],
+    ids=["loop", "loop-catching-everything", "allocating", "slow", "module"],
 )
 def test_an_answer_past_the_time_limit_gets_a_cross_saying_so(short_limit: None, exercise: str, answer) -> None:
     started = time.monotonic()
@@ -305,3 +314,24 @@ def test_a_module_that_exits_when_the_checker_reads_it_is_a_cross() -> None:
 
     assert diagnose("exercise-causal-buffer", ExitsWhenRead).hint == "no_exit"
     assert diagnose("exercise-causal-buffer", ExitsWhenLoaded).hint == "no_exit"
+
+
+@needs_signals
+def test_the_alarm_is_never_lost_in_a_garbage_collectors_callback(short_limit: None) -> None:
+    """A library's gc callback (hypothesis registers one) runs now and then inside the answer; raised there, the
+    alarm would be reported as unraisable and lost. It waits for the answer's own code."""
+
+    def callback(phase: str, info: dict) -> None:
+        time.sleep(0.001)
+
+    lost: list[BaseException | None] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda unraisable: lost.append(unraisable.exc_value)
+    gc.callbacks.append(callback)
+    try:
+        for _ in range(3):
+            assert diagnose("exercise-causal-weights", _forever_allocating).hint == "slow"
+    finally:
+        gc.callbacks.remove(callback)
+        sys.unraisablehook = hook
+    assert lost == []
