@@ -37,7 +37,7 @@ from . import (
     scoring,
     self_attention,
 )
-from ._core import Exercise, Result, WrongAnswerError, message
+from ._core import Exercise, Result, WrongAnswerError, broke, message, stopped
 from ._guard import isolated, set_time_limit
 from ._messages import LANGUAGES
 from ._rules import ruling
@@ -112,15 +112,11 @@ def diagnose(exercise: str, answer: Any, lang: str | None = None) -> Result:
         with isolated(), ruling(spec.rules) as later:
             checked = spec.run(answer)
             if later:  # the results are right; how they were made is not
-                broken = later[0]
-                raise WrongAnswerError(
-                    broken.hint, broken.hint, **broken.fields
-                )
+                raise broke(later[0])
     except WrongAnswerError as wrong:
         return message(spec, lang, [], wrong)
     except SystemExit as error:  # from the answer's result, as it is judged
-        exited = WrongAnswerError("exited", "no_exit", code=error.code)
-        return message(spec, lang, [], exited)
+        return message(spec, lang, [], stopped(error))
     return message(spec, lang, checked, None)
 
 

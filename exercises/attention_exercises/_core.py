@@ -147,16 +147,11 @@ def call(
                     # A subclass's own methods are the answer's code: they
                     # run here, guarded, and the checks see a plain tensor.
                     result = result.as_subclass(torch.Tensor)
-    except TimeUp:
-        raise WrongAnswerError("slow", "slow", seconds=time_limit()) from None
-    except SystemExit as error:  # exit() in a notebook cell ends nothing
-        raise WrongAnswerError("exited", "no_exit", code=error.code) from None
+    except (TimeUp, SystemExit) as error:
+        raise stopped(error) from None
     except Exception as error:  # the reader's bug, reported as a message
         if broken:  # a broken rule that some torch releases raise for
-            rule = broken[0]
-            raise WrongAnswerError(
-                rule.hint, rule.hint, **rule.fields
-            ) from None
+            raise broke(broken[0]) from None
         said = f"{type(error).__name__}: {error}"
         # Changing in place a tensor it was given that requires grad.
         leaf = "leaf Variable that requires grad" in said
@@ -166,13 +161,25 @@ def call(
         )
         raise WrongAnswerError("raised", hint, error=said) from None
     if broken:
-        rule = broken[0]
-        raise WrongAnswerError(rule.hint, rule.hint, **rule.fields)
+        raise broke(broken[0])
     for index, state in before:
         if not _same(_state(args[index]), state):
             name = _parameter_name(answer, index)
             raise WrongAnswerError("mutated", "keep_inputs", name=name)
     return result
+
+
+def stopped(error: TimeUp | SystemExit) -> WrongAnswerError:
+    """What the reader's code stopped by the time limit, or by ``exit()``
+    (which in a notebook cell ends nothing), is reported as."""
+    if isinstance(error, SystemExit):
+        return WrongAnswerError("exited", "no_exit", code=error.code)
+    return WrongAnswerError("slow", "slow", seconds=time_limit())
+
+
+def broke(rule: Broken) -> WrongAnswerError:
+    """A rule of the task the reader's code broke, as a failure."""
+    return WrongAnswerError(rule.hint, rule.hint, **rule.fields)
 
 
 #: A copy of what an argument holds: a tensor's values, a module's state.
@@ -292,7 +299,7 @@ def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
     )
 
 
-def module_from(answer: Any, *args: int) -> nn.Module:
+def module_from(answer: Any, *args: float) -> nn.Module:
     """``answer(*args)``, which must make an ``nn.Module``."""
     if isinstance(answer, nn.Module):
         name = type(answer).__name__
@@ -361,8 +368,8 @@ def backward(out: torch.Tensor, module: nn.Module, what: str) -> None:
     try:
         with kept(), limited():
             out.sum().backward()
-    except TimeUp:
-        raise WrongAnswerError("slow", "slow", seconds=time_limit()) from None
+    except TimeUp as error:
+        raise stopped(error) from None
     except RuntimeError as error:  # the reader's graph, reported
         said = f"{type(error).__name__}: {error}"
         hint = "inplace_op" if "inplace operation" in str(error) else "compare"
@@ -377,6 +384,13 @@ def gradients_reach(module: nn.Module) -> None:
             raise WrongAnswerError("no_grad", "frozen", name=name)
         if parameter.grad is None:
             raise WrongAnswerError("no_grad", "detached", name=name)
+
+
+#: A module to call again, the module it must agree with, the inputs and
+#: what its outputs are called: `later_calls`'s arguments.
+Later = tuple[
+    nn.Module, Callable[[torch.Tensor], Any], list[torch.Tensor], str
+]
 
 
 def later_calls(

@@ -4,6 +4,7 @@ limit on each call, and torch's global settings as they were afterwards."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import signal
 import sys
@@ -179,27 +180,22 @@ def isolated() -> Iterator[None]:
     """Run the checks with the settings they are written for (float32 on
     the CPU, autograd on), whatever the notebook set; afterwards, restore
     the notebook's settings and random state, whatever the answer set."""
-    saved = _settings()
     cuda: list[Any] = (
         list(range(torch.cuda.device_count()))
         if torch.cuda.is_initialized()
         else []
     )
-    with torch.random.fork_rng(devices=cuda):
-        try:
-            _apply(
-                _Settings(
-                    dtype=torch.float32,
-                    device=None
-                    if saved.device is None
-                    else torch.device("cpu"),
-                    grad=True,
-                    threads=saved.threads,
-                    deterministic=False,
-                    warn_only=False,
-                    anomaly=False,
-                )
+    with torch.random.fork_rng(devices=cuda), kept():
+        now = _settings()
+        _apply(
+            dataclasses.replace(
+                now,
+                dtype=torch.float32,
+                device=None if now.device is None else torch.device("cpu"),
+                grad=True,
+                deterministic=False,
+                warn_only=False,
+                anomaly=False,
             )
-            yield
-        finally:
-            _apply(saved)
+        )
+        yield

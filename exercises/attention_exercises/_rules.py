@@ -5,6 +5,7 @@ with a hint that names it, whatever the numbers."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import sysconfig
@@ -177,6 +178,7 @@ def watched(
         _later.append(Broken("rule_causal_alone", {}))
 
 
+@functools.cache  # the same for every call of every answer
 def _library_folders() -> tuple[str, ...]:
     """Where code that is not the reader's lives: Python's own library,
     installed packages, torch, attention_lib and the checker (editable

@@ -14,12 +14,14 @@ from torch import nn
 from ._core import (
     COUNT,
     Exercise,
+    Later,
     WrongAnswerError,
     backward,
     call,
     copy_weights,
     expect,
     later_calls,
+    module_from,
 )
 from ._messages import Messages, messages
 
@@ -77,9 +79,7 @@ def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    afterwards: list[Any] = []
-
-    def once(seed: int) -> None:
+    def once(seed: int) -> Later:
         d_in, d_out, n = 2 + seed % 3, 1 + seed % 4, 3 + seed % 4
         # Fewer tokens than context_length on two seeds in three, so that
         # a mask left at its full size shows.
@@ -143,12 +143,11 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             2 * torch.rand(size, tokens, d_in, generator=g) - 1
             for size, tokens in ((3, min(num_tokens + 1, n)), (1, 1), (2, n))
         ]
-        # After every seed's own checks, whose hints are more precise.
-        afterwards.append((module, reference, later, "eval_output"))
+        # Called again after every seed's own checks, whose hints are
+        # more precise.
+        return module, reference, later, "eval_output"
 
-    for seed in range(COUNT):
-        once(seed)
-    for later in afterwards:
+    for later in [once(seed) for seed in range(COUNT)]:
         later_calls(*later)
     return [
         ("same_as_eval", {"count": COUNT}),
@@ -165,11 +164,7 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
     each is 0 or its weight scaled by 1/(1 - p), and the share kept is
     within a binomial bound of 1 - p."""
     n, b, trials = 6, 4, 8
-    module = call(answer, n, n, n, p)
-    if not isinstance(module, nn.Module):
-        got = type(module).__name__
-        name = getattr(answer, "__name__", "answer")
-        raise WrongAnswerError("not_module", "compare", name=name, got=got)
+    module = module_from(answer, n, n, n, p)
     reference = CausalAttention(n, n, n, p)
     with torch.no_grad():
         reference.W_value.weight.copy_(torch.eye(n))
@@ -191,9 +186,8 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
     for out in drawn:
         if not isinstance(out, torch.Tensor) or out.shape != weights.shape:
             expect(out, weights, "train_output")
-        dropped = out[shown].abs() <= 1e-6
-        kept = ~dropped
-        scaled = out[shown][kept] / weights[shown][kept]
+        survived = (out.abs() > 1e-6) & shown  # (b, n, n)
+        scaled = out[survived] / weights[survived]
         if not torch.allclose(scaled, torch.full_like(scaled, 1 / (1 - p))):
             by_p = torch.allclose(scaled, torch.full_like(scaled, 1 / p))
             never = torch.allclose(scaled, torch.ones_like(scaled))
@@ -201,8 +195,7 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
             raise WrongAnswerError("dropout_scale", hint, p=p)
         if (out[~shown].abs() > 1e-6).any():
             raise WrongAnswerError("future", "compare", i=0, j=1)
-        kept_count += int(kept.sum())
-        survived = (out.abs() > 1e-6) & shown  # (b, n, n)
+        kept_count += int(survived.sum())
         # A row, or a column, whose shown weights were not all dropped or
         # all kept together: drawn weight by weight.
         rows_mixed |= bool(

@@ -15,6 +15,7 @@ from torch import nn
 from ._core import (
     COUNT,
     Exercise,
+    Later,
     WrongAnswerError,
     backward,
     call,
@@ -138,9 +139,7 @@ def _copy_linear(module: nn.Module, name: str, source: nn.Linear) -> None:
 
 
 def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    afterwards: list[Any] = []
-
-    def once(seed: int) -> None:
+    def once(seed: int) -> Later:
         h, g = _HEADS[seed % len(_HEADS)]
         head_dim, d_in = 2 + seed % 2, 3 + seed % 3
         b, t, d_out = 1 + seed % 2, 2 + seed % 4, h * head_dim
@@ -192,12 +191,11 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             2 * torch.randn(size, tokens, d_in, generator=gen)
             for size, tokens in ((b + 1, t + 1), (b, t))
         ]
-        # After every seed's own checks, whose hints are more precise.
-        afterwards.append((module, reference, later, "output"))
+        # Called again after every seed's own checks, whose hints are
+        # more precise.
+        return module, reference, later, "output"
 
-    for seed in range(COUNT):
-        once(seed)
-    for later in afterwards:
+    for later in [once(seed) for seed in range(COUNT)]:
         later_calls(*later)
     shape = {"what": "output", "shape": "(b, t, d_out)"}
     values = values_on("lib_gqa")

@@ -16,6 +16,7 @@ from torch import nn
 from ._core import (
     COUNT,
     Exercise,
+    Later,
     WrongAnswerError,
     backward,
     call,
@@ -96,9 +97,7 @@ SIZES = [(2, 3), (3, 2), (4, 2), (2, 4), (3, 4)]
 
 
 def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    afterwards: list[Any] = []
-
-    def once(seed: int) -> None:
+    def once(seed: int) -> Later:
         h, hd = SIZES[seed % len(SIZES)]
         b, t, d_in, d_out = 1 + seed % 2, 2 + seed % 4, 2 + seed % 3, h * hd
         torch.manual_seed(seed)
@@ -143,12 +142,11 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             2 * torch.randn(size, tokens, d_in, generator=g)
             for size, tokens in ((b + 1, t + 1), (1, max(1, t - 1)), (b, t))
         ]
-        # After every seed's own checks, whose hints are more precise.
-        afterwards.append((module, reference, later, "output"))
+        # Called again after every seed's own checks, whose hints are
+        # more precise.
+        return module, reference, later, "output"
 
-    for seed in range(COUNT):
-        once(seed)
-    for later in afterwards:
+    for later in [once(seed) for seed in range(COUNT)]:
         later_calls(*later)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_mha"))]

@@ -13,6 +13,7 @@ from attention_lib.self_attention import SelfAttentionV1, SelfAttentionV2
 from ._core import (
     COUNT,
     Exercise,
+    Later,
     WrongAnswerError,
     backward,
     call,
@@ -54,9 +55,7 @@ def _sizes(seed: int) -> tuple[int, int, int]:
 def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     names = ("W_query", "W_key", "W_value")
 
-    afterwards: list[Any] = []
-
-    def once(seed: int) -> None:
+    def once(seed: int) -> Later:
         d_in, d_out, n = _sizes(seed)
         torch.manual_seed(seed)
         module = module_from(answer, d_in, d_out)
@@ -101,12 +100,11 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             2 * torch.rand(size, d_in, generator=g) - 1
             for size in (n + 1, max(1, n - 1), n)
         ]
-        # After every seed's own checks, whose hints are more precise.
-        afterwards.append((module, reference, later, "output"))
+        # Called again after every seed's own checks, whose hints are
+        # more precise.
+        return module, reference, later, "output"
 
-    for seed in range(COUNT):
-        once(seed)
-    for later in afterwards:
+    for later in [once(seed) for seed in range(COUNT)]:
         later_calls(*later)
     shape = {"what": "output", "shape": "(n, d_out)"}
     values = values_on("lib_v2")
