@@ -146,6 +146,12 @@ class Distribution:
     def package(self) -> Path:
         return self.project / self.name
 
+    def files(self) -> list[str]:
+        """What its wheel holds of the package, relative to the project: its modules, subpackages' included, and
+        its data files."""
+        found = [*self.package.rglob("*.py"), *(path for pattern in self.data for path in self.package.glob(pattern))]
+        return [path.relative_to(self.project).as_posix() for path in found]
+
 
 LIBRARY = Distribution("attention_lib", ROOT, ROOT / "tests" / "lib", description="attention_lib/README.md")
 EXERCISES = Distribution(
@@ -199,9 +205,7 @@ def check_archives(dist: Distribution, sdist: Path, wheel: Path) -> None:
         in_sdist = sorted(member.name.split("/", 1)[1] for member in archive.getmembers() if member.isfile())
     for archive, names in ((wheel, in_wheel), (sdist, in_sdist)):
         print(f"{archive.name}: {len(names)} entries", *(f"    {name}" for name in names), sep="\n")
-    # The package's modules, its subpackages' included, and its data files.
-    files = [*dist.package.rglob("*.py"), *(path for pattern in dist.data for path in dist.package.glob(pattern))]
-    package = {path.relative_to(dist.project).as_posix() for path in files}
+    package = set(dist.files())
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info/"  # <name>-<version>.dist-info/
     problems = [f"the wheel lacks {name}" for name in sorted(package - set(in_wheel))]
     problems += [

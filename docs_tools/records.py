@@ -85,23 +85,21 @@ def without_front_matter(text: str) -> str:
     return text if front is None else "\n" * front.group(0).count("\n") + text[front.end() :]
 
 
-def state(locale: str, page: str, docs: Path = DOCS) -> str:
-    """UP_TO_DATE, OUTDATED or MISSING: the translation ``docs/<locale>/<page>`` against its English page."""
-    translation = docs / locale / page
-    if not translation.exists():
-        return MISSING
-    english = (docs / SOURCE / page).read_text(encoding="utf-8")
-    recorded = read_record(translation.read_text(encoding="utf-8"))
-    return UP_TO_DATE if recorded == source_hash(english) else OUTDATED
-
-
-def messages_state(locale: str, root: Path = ROOT) -> str:
-    """UP_TO_DATE, OUTDATED or MISSING: the checker's messages in ``locale`` against the English ones."""
-    english, translation = paths(locale, MESSAGES, root)
+def _state(english: Path, translation: Path) -> str:
     if not translation.exists():
         return MISSING
     recorded = read_record(translation.read_text(encoding="utf-8"))
     return UP_TO_DATE if recorded == source_hash(english.read_text(encoding="utf-8")) else OUTDATED
+
+
+def state(locale: str, page: str, docs: Path = DOCS) -> str:
+    """UP_TO_DATE, OUTDATED or MISSING: the translation ``docs/<locale>/<page>`` against its English page."""
+    return _state(docs / SOURCE / page, docs / locale / page)
+
+
+def messages_state(locale: str, root: Path = ROOT) -> str:
+    """UP_TO_DATE, OUTDATED or MISSING: the checker's messages in ``locale`` against the English ones."""
+    return _state(*paths(locale, MESSAGES, root))
 
 
 def statuses(root: Path = ROOT) -> dict[str, dict[str, str]]:

@@ -25,7 +25,7 @@ else:  # pytest and the checker require tomli there
     import tomli as tomllib
 
 from docs_tools.config import SOURCE, languages
-from docs_tools.pages import HEADING, INTERACTIVE, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
+from docs_tools.pages import CHECK_CALL, HEADING, INTERACTIVE, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import ROOT
 from docs_tools.records import MESSAGES, pages, paths, read_record, split_page, without_front_matter
 
@@ -94,7 +94,6 @@ def _code_tokens(source: str, first: int) -> list[tuple[object, int]]:
 #: exercise's id, are compared.
 SET_LANGUAGE = re.compile(r'^set_language\("(?P<locale>[\w-]+)"\)[^\n]*\n?', re.M)
 CHECKER_IMPORT = "from attention_exercises import check, set_language\n"
-CHECK_CALL = re.compile(r"\bcheck\(")
 VERDICT = re.compile(r"^(?P<verdict>[✓✗] exercise-[\w-]+)")
 
 

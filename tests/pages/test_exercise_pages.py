@@ -11,7 +11,18 @@ from attention_exercises import EXERCISES
 from sybil import Document
 
 from docs_tools import config as site_config
-from docs_tools.pages import BUG, HEADING, PREDICT, RUN, WRITE, exercises, fenced_blocks, line, shown_outputs
+from docs_tools.pages import (
+    BUG,
+    CHECK_CALL,
+    HEADING,
+    PREDICT,
+    RUN,
+    WRITE,
+    exercises,
+    fenced_blocks,
+    line,
+    shown_outputs,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = tuple(site_config.complete_locales())
@@ -134,7 +145,7 @@ def _checker_outputs(lang: str, page: str) -> list[tuple[int, str]]:
     return [
         (line(document, outputs[block.start].start), str(outputs[block.start].lexemes["source"]))
         for block in blocks
-        if block.lexemes["info"] == RUN and "check(" in str(block.lexemes["source"]) and block.start in outputs
+        if block.lexemes["info"] == RUN and CHECK_CALL.search(str(block.lexemes["source"])) and block.start in outputs
     ]
 
 

@@ -195,7 +195,7 @@ def test_the_pypi_descriptions_examples_print_what_they_show(description: Path, 
 
 def _archives(tmp_path: Path, dist: dev.Distribution, wheel_files: list[str]) -> tuple[Path, Path]:
     """An sdist of ``dist``'s sources and a wheel holding ``wheel_files``, as dev.py package lists them."""
-    sources = ["pyproject.toml", "LICENSE", "PKG-INFO", dist.description, *_package_files(dist)]
+    sources = ["pyproject.toml", "LICENSE", "PKG-INFO", dist.description, *dist.files()]
     sdist = tmp_path / f"{dist.name}-9.9.9.tar.gz"
     with tarfile.open(sdist, "w:gz") as archive:
         for name in sources:
@@ -205,11 +205,6 @@ def _archives(tmp_path: Path, dist: dev.Distribution, wheel_files: list[str]) ->
         for name in [*wheel_files, f"{dist.name}-9.9.9.dist-info/METADATA"]:
             archive.writestr(name, "")
     return sdist, wheel
-
-
-def _package_files(dist: dev.Distribution) -> list[str]:
-    files = [*dist.package.rglob("*.py"), *(path for pattern in dist.data for path in dist.package.glob(pattern))]
-    return [path.relative_to(dist.project).as_posix() for path in files]
 
 
 @pytest.mark.parametrize(
@@ -231,7 +226,7 @@ def test_the_archive_check_can_fail(
     tmp_path: Path, dist: dev.Distribution, change: str | None, problem: str | None
 ) -> None:
     """dev.py package stops when a wheel lacks a file of its package or holds anything else."""
-    files = _package_files(dist)
+    files = dist.files()
     if change and change[0] == "-":
         files.remove(change[1:])
     elif change:
@@ -242,3 +237,12 @@ def test_the_archive_check_can_fail(
     else:
         with pytest.raises(SystemExit, match=problem):
             dev.check_archives(dist, sdist, wheel)
+
+
+def test_the_notebooks_install_the_packages_dev_py_builds() -> None:
+    """docs_tools/notebooks.py, which may not import dev.py, names each package's project folder for the install
+    cell's fallback (a tag's subdirectory): the same folders."""
+    from docs_tools import notebooks
+
+    folders = {dist.name: (dist.project.relative_to(ROOT).as_posix() or ".") for dist in dev.DISTRIBUTIONS}
+    assert folders == notebooks.PACKAGES
