@@ -34,8 +34,10 @@ from . import (
     grouped_query,
     kv_cache,
     multihead,
+    pitfalls,
     scoring,
     self_attention,
+    why_attention,
 )
 from ._core import Exercise, Result, WrongAnswerError, broke, message, stopped
 from ._guard import isolated, set_time_limit
@@ -44,6 +46,7 @@ from ._rules import ruling
 
 # In the order of the chapters.
 _CHAPTERS = [
+    why_attention,
     foundations,
     self_attention,
     scoring,
@@ -52,6 +55,7 @@ _CHAPTERS = [
     multihead,
     cross,
     equivalence,
+    pitfalls,
     kv_cache,
     grouped_query,
     backends,

@@ -123,11 +123,15 @@ def call(
     *args: Any,
     wrong: Mapping[str, Callable[[], object]] = {},
     changes: tuple[int, ...] = (),
+    watch: bool = True,
 ) -> Any:
     """``answer(*args)``; if it raises, and one of the ``wrong`` answers
     raises the same error, the failure names that wrong answer's hint. The
     tensors and modules among ``args`` must come back unchanged, but for
-    those at the indices ``changes`` (a module the answer is to copy into)."""
+    those at the indices ``changes`` (a module the answer is to copy into).
+    ``watch=False`` runs it without enforcing the task's rules: torch takes
+    no fast path while a torch function mode watches, and some checks need
+    the path a reader's code takes outside the checker."""
     before = [
         (index, state)
         for index, arg in enumerate(args)
@@ -139,7 +143,12 @@ def call(
         # and a message that depends on the filters in force would vary.
         with warnings.catch_warnings(), kept(), limited():
             warnings.simplefilter("ignore")
-            with watched(active(), answer, args) as broken:
+            watcher = (
+                watched(active(), answer, args)
+                if watch
+                else contextlib.nullcontext(broken)
+            )
+            with watcher as broken:
                 result = answer(*args)
                 if isinstance(result, torch.Tensor) and (
                     type(result) is not torch.Tensor
@@ -202,14 +211,20 @@ def _same(a: State | None, b: State) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        # Shapes first: an answer that transposes its argument in place
+        # leaves a tensor that may not broadcast with the copy.
+        if a.shape != b.shape:
+            return False
         both_nan = torch.isnan(a) & torch.isnan(b)
-        return a.shape == b.shape and bool(((a == b) | both_nan).all())
+        return bool(((a == b) | both_nan).all())
     return False
 
 
 def _parameter_name(answer: Callable[..., Any], index: int) -> str:
+    # A module is called through forward, whose names the reader wrote.
+    function = answer.forward if isinstance(answer, nn.Module) else answer
     try:
-        names = list(inspect.signature(answer).parameters)
+        names = list(inspect.signature(function).parameters)
     except (TypeError, ValueError):  # a builtin without a signature
         names = []
     return names[index] if index < len(names) else f"argument {index + 1}"
@@ -377,6 +392,41 @@ def backward(out: torch.Tensor, module: nn.Module, what: str) -> None:
     gradients_reach(module)
 
 
+#: A result of the reader's function, the inputs a model trains through it
+#: (by the names the task gives them) and what the result is called:
+#: `gradients_flow`'s arguments. The checks test every value first and
+#: the gradients after, so that a result remembered from another call is
+#: told by its values, whichever call it came from.
+Flow = tuple[torch.Tensor, dict[str, torch.Tensor], str]
+
+
+def gradients_flow(
+    out: torch.Tensor, inputs: Mapping[str, torch.Tensor], what: str
+) -> None:
+    """Backpropagate a random gradient from the reader's ``out`` (the
+    ``what``): each of the ``inputs`` (by the name the task gives it), which
+    a model trains through, must get a finite gradient."""
+    if not out.requires_grad:
+        raise WrongAnswerError("detached", "detached", what=what)
+    upstream = torch.rand(
+        out.shape, generator=torch.Generator().manual_seed(0)
+    )
+    try:
+        with kept(), limited():
+            (out * upstream.to(out.dtype)).sum().backward()
+    except TimeUp as error:
+        raise stopped(error) from None
+    except RuntimeError as error:  # the reader's graph, reported
+        said = f"{type(error).__name__}: {error}"
+        hint = "inplace_op" if "inplace operation" in str(error) else "compare"
+        raise WrongAnswerError("backward", hint, error=said) from None
+    for name, tensor in inputs.items():
+        if tensor.grad is None:
+            raise WrongAnswerError("no_grad", "detached", name=name)
+        if not torch.isfinite(tensor.grad).all():
+            raise WrongAnswerError("grad_not_finite", "compare", name=name)
+
+
 def gradients_reach(module: nn.Module) -> None:
     """After a backward pass: every trainable parameter has a gradient."""
     for name, parameter in module.named_parameters():
@@ -403,7 +453,9 @@ def later_calls(
     values (another number of tokens, another batch size, negative values,
     the first shape again): state built lazily, sized by the first call or
     remembered from it gives outputs other than the ``reference``'s."""
-    for x in inputs:
+    # The last shape twice in a row, with other values: a result kept for
+    # the shape of the call before shows.
+    for x in [*inputs, 0.5 - inputs[-1].flip(0)]:
         with torch.no_grad():
             expected = reference(x)
         with hinted("later_call", unless_named=True):

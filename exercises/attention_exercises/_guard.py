@@ -9,12 +9,13 @@ import gc
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 import torch
+import torch.utils._device as torch_device
 
 #: Seconds one call of the reader's code may take (``set_time_limit``): the
 #: checks' inputs are small, so a right answer takes milliseconds.
@@ -126,7 +127,7 @@ def limited() -> Iterator[None]:
 @dataclass(frozen=True)
 class _Settings:
     dtype: torch.dtype
-    device: torch.device | None  # torch 2.2 cannot tell its default device
+    device: torch.device | None  # None: none set (the CPU, no device mode)
     grad: bool
     threads: int
     deterministic: bool
@@ -134,13 +135,19 @@ class _Settings:
     anomaly: bool
 
 
+def _default_device() -> torch.device | None:
+    """The device ``torch.set_default_device`` set, ``None`` where none is
+    set: then tensors are made on the CPU and no device mode runs, which
+    would slow every torch call and turn torch's fast paths off (torch 2.2
+    cannot tell, and says ``None``)."""
+    current = getattr(torch_device, "CURRENT_DEVICE", None)
+    return None if current is None else torch.device(current)
+
+
 def _settings() -> _Settings:
-    get_device: Callable[[], torch.device] | None = getattr(
-        torch, "get_default_device", None
-    )
     return _Settings(
         dtype=torch.get_default_dtype(),
-        device=get_device() if get_device is not None else None,
+        device=_default_device(),
         grad=torch.is_grad_enabled(),
         threads=torch.get_num_threads(),
         deterministic=torch.are_deterministic_algorithms_enabled(),
@@ -151,7 +158,9 @@ def _settings() -> _Settings:
 
 def _apply(settings: _Settings) -> None:
     torch.set_default_dtype(settings.dtype)
-    if settings.device is not None:
+    # Only a change: setting the device, even the one in force, starts a
+    # device mode, and None ends it.
+    if _default_device() != settings.device:
         torch.set_default_device(settings.device)
     torch.set_grad_enabled(settings.grad)
     if torch.get_num_threads() != settings.threads:
@@ -191,7 +200,7 @@ def isolated() -> Iterator[None]:
             dataclasses.replace(
                 now,
                 dtype=torch.float32,
-                device=None if now.device is None else torch.device("cpu"),
+                device=None,
                 grad=True,
                 deterministic=False,
                 warn_only=False,

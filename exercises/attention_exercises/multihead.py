@@ -5,6 +5,7 @@ back."""
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Any, cast
 
 import torch
@@ -16,11 +17,14 @@ from torch import nn
 from ._core import (
     COUNT,
     Exercise,
+    Flow,
     Later,
     WrongAnswerError,
     backward,
     call,
     expect,
+    gradients_flow,
+    hinted,
     later_calls,
     linear_named,
     values_on,
@@ -31,14 +35,15 @@ from ._rules import Rules
 WORDS: Messages = messages("multihead")
 
 
-def _split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    def once(seed: int) -> None:
+def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> Flow:
         g = torch.Generator().manual_seed(seed)
         # num_tokens apart from both head sizes, so that no two mistakes
         # give the same tensor; h == hd now and then
         b, t = 1 + seed % 3, 5 + seed % 3
-        h, hd = 2 + seed % 3, 1 + seed % 4
-        x = torch.rand(b, t, h * hd, generator=g)
+        h, hd = 2 + seed % 3, 1 + (seed + 2) % 4
+        # The heads are trained through: the projection must get gradients.
+        x = torch.rand(b, t, h * hd, generator=g).requires_grad_()
         wrong = {
             # (b, t, d_out) -> (b, h, t, hd) in one go: tokens cut apart
             "split_view": lambda: x.view(b, h, t, hd),
@@ -46,14 +51,23 @@ def _split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "no_transpose": lambda: x.view(b, t, h, hd),
             # (b, t, d_out) -> (b, t, hd, h) -> (b, hd, t, h): interleaved
             "wrong_axis": lambda: x.view(b, t, hd, h).transpose(1, 2),
+            # the same cut, the heads then moved in front: every h-th feature
+            "interleaved": lambda: x.view(b, t, hd, h).permute(0, 3, 1, 2),
+            # (b, t, d_out) -> (b, d_out, t) -> (b, h, t, hd): features of
+            # one token spread over the rows of a head
+            "transpose_first": lambda: x.transpose(1, 2).reshape(b, h, t, hd),
         }
+        if h != 2:  # the page's two heads, whatever num_heads says
+            wrong["fixed_heads"] = lambda: x.view(b, t, 2, -1).transpose(1, 2)
         out = call(answer, x, h, wrong=wrong)
         expect(out, split_heads(x, h), "heads", wrong)
+        return out, {"x": x}, "heads"
 
-    for seed in range(COUNT):
-        once(seed)
+    for flow in [once(seed) for seed in range(COUNT)]:
+        gradients_flow(*flow)
     shape = {"what": "heads", "shape": "(b, num_heads, num_tokens, head_dim)"}
-    return [("shape", shape), ("values", values_on("lib_split"))]
+    checks = [("shape", shape), ("values", values_on("lib_split"))]
+    return [*checks, ("grad_inputs", {"names": "x"})]
 
 
 def _attend(
@@ -96,7 +110,7 @@ def _attend(
 SIZES = [(2, 3), (3, 2), (4, 2), (2, 4), (3, 4)]
 
 
-def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> Later:
         h, hd = SIZES[seed % len(SIZES)]
         b, t, d_in, d_out = 1 + seed % 2, 2 + seed % 4, 2 + seed % 3, h * hd
@@ -114,15 +128,19 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "W_value": (d_in, d_out),
             "out_proj": (d_out, d_out),
         }
+        extra_bias = False
         with torch.no_grad():
             for name, (n_in, n_out) in sizes.items():
-                layer = linear_named(module, name, n_in, n_out)
+                layer = linear_named(module, name, n_in, n_out, "layer_size")
                 lib_layer = getattr(reference, name)
                 layer.weight.copy_(lib_layer.weight)
                 if layer.bias is not None and lib_layer.bias is not None:
                     layer.bias.copy_(lib_layer.bias)
                 elif layer.bias is not None:
-                    layer.bias.zero_()  # a qkv bias the library does not have
+                    # A bias the library's layer does not have, set as
+                    # training would set it: the outputs show it.
+                    layer.bias.uniform_(-1.0, 1.0)
+                    extra_bias = True
         g = torch.Generator().manual_seed(seed)
         # scores large enough that a wrong scale shows
         x = 2 * torch.randn(b, t, d_in, generator=g)
@@ -136,7 +154,10 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(module, x, wrong=wrong)
         with torch.no_grad():
             expected = cast(torch.Tensor, reference(x))  # no weights asked
-        expect(out, expected, "output", wrong)
+        with (
+            hinted("bias", unless_named=True) if extra_bias else nullcontext()
+        ):
+            expect(out, expected, "output", wrong)
         backward(out, module, "output")
         later = [
             2 * torch.randn(size, tokens, d_in, generator=g)
@@ -156,7 +177,7 @@ def _multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 EXERCISES = [
     Exercise(
         "exercise-split-heads-by-hand",
-        _split_heads,
+        check_split_heads,
         WORDS,
         Rules(
             functions={
@@ -165,5 +186,5 @@ EXERCISES = [
             }
         ),
     ),
-    Exercise("exercise-merge-heads-bug", _multi_head, WORDS),
+    Exercise("exercise-merge-heads-bug", check_multi_head, WORDS),
 ]

@@ -1449,10 +1449,282 @@ RIGHT |= {
 }
 
 
+# why attention (exercises/attention_exercises/why_attention.py)
+DECODER = """
+def answer(queries, states):
+    scores = queries @ states.T
+    return {line}
+"""
+POSITIONS = """
+def answer(x, pos_embedding):
+    {line}
+"""
+WRONG += [
+    ("exercise-decoder-contexts", DECODER.format(line="states[-1].expand(queries.shape[0], -1)"), "last_state"),
+    (
+        "exercise-decoder-contexts",
+        DECODER.format(line="states.mean(dim=0, keepdim=True).repeat(queries.shape[0], 1)"),
+        "mean",
+    ),
+    ("exercise-decoder-contexts", DECODER.format(line="torch.softmax(scores, dim=0) @ states"), "dim0"),
+    ("exercise-decoder-contexts", DECODER.format(line="scores @ states"), "no_softmax"),
+    (
+        "exercise-decoder-contexts",
+        DECODER.format(line="torch.softmax(scores / states.shape[-1] ** 0.5, dim=-1) @ states"),
+        "scaled",
+    ),
+    (
+        "exercise-decoder-contexts",
+        DECODER.format(line="torch.softmax(queries @ queries.T, dim=-1) @ queries"),
+        "own_queries",
+    ),
+    (
+        "exercise-decoder-contexts",
+        DECODER.format(line="torch.stack([torch.softmax(s, dim=0) @ states for s in scores])"),
+        "rule_loop",
+    ),
+    (
+        "exercise-positions-bug",
+        POSITIONS.format(line="return x + pos_embedding(torch.arange(x.shape[0]))"),
+        "batch_positions",
+    ),
+    ("exercise-positions-bug", POSITIONS.format(line="return x + pos_embedding.weight"), "whole_table"),
+    (
+        "exercise-positions-bug",
+        POSITIONS.format(line="return x + pos_embedding.weight[-x.shape[1]:]"),
+        "last_positions",
+    ),
+    (
+        "exercise-positions-bug",
+        POSITIONS.format(line="return x + pos_embedding(torch.arange(x.shape[1])).detach()"),
+        "detached",
+    ),
+    (
+        "exercise-positions-bug",
+        POSITIONS.format(line="return torch.cat([x, pos_embedding(torch.arange(x.shape[1])).expand_as(x)], dim=-1)"),
+        "concatenated",
+    ),
+    (
+        "exercise-positions-bug",
+        POSITIONS.format(line="x += pos_embedding(torch.arange(x.shape[1])); return x"),
+        "keep_inputs",
+    ),
+]
+RIGHT |= {
+    "exercise-decoder-contexts": DECODER.format(line="torch.einsum('mn,nd->md', scores.softmax(-1), states)"),
+    "exercise-positions-bug": POSITIONS.format(line="return x + pos_embedding.weight[: x.shape[-2]]"),
+}
+
+# pitfalls (exercises/attention_exercises/pitfalls.py)
+FUSED = """
+class answer(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_qkv = nn.Linear(d_in, 3 * d_out, bias=False)
+
+    def forward(self, x):
+        {split}
+        return torch.softmax(q @ k.transpose(-2, -1) / {scale}, dim=-1) @ v
+"""
+TORCH_CAUSAL = """
+def answer(mha, x):
+    t = x.shape[1]
+    ones = torch.ones(t, t, dtype=torch.bool)
+    return mha(x, x, x, {mask}, need_weights=False)[0]
+"""
+MASKED_WEIGHTS = """
+def answer(attn_scores, mask):
+    {lines}
+"""
+CAUSAL_ANY = """
+def answer(attn_scores):
+    n = attn_scores.shape[-1]
+    future = torch.ones(n, n, dtype=torch.bool).triu(1)
+    return {line}
+"""
+WRONG += [
+    (
+        "exercise-fused-projection-bug",
+        FUSED.format(split="q, v, k = self.W_qkv(x).chunk(3, dim=-1)", scale="k.shape[-1] ** 0.5"),
+        "qkv_order",
+    ),
+    (
+        "exercise-fused-projection-bug",
+        FUSED.format(split="k, q, v = self.W_qkv(x).chunk(3, dim=-1)", scale="k.shape[-1] ** 0.5"),
+        "qkv_order",
+    ),
+    (
+        "exercise-fused-projection-bug",
+        FUSED.format(split="qkv = self.W_qkv(x); q, k, v = qkv.chunk(3, dim=-1)", scale="qkv.shape[-1] ** 0.5"),
+        "scale_fused",
+    ),
+    (
+        "exercise-fused-projection-bug",
+        FUSED.format(split="q, k, v = self.W_qkv(x).chunk(3, dim=-1)", scale="1"),
+        "no_scale",
+    ),
+    (
+        "exercise-fused-projection-bug",
+        FUSED.format(split="q, k, v = self.W_qkv(x).chunk(3, dim=-1)", scale="k.shape[-1] ** 0.5").replace(
+            "W_qkv", "qkv"
+        ),
+        "names",
+    ),
+    (
+        "exercise-split-order-bug",
+        MULTIHEAD_SPLIT.format(line="x.transpose(1, 2).reshape(b, num_heads, t, head_dim)"),
+        "transpose_first",
+    ),
+    ("exercise-split-order-bug", MULTIHEAD_SPLIT.format(line="x.view(b, num_heads, t, head_dim)"), "split_view"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones)"), "keep_mask"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones).float()"), "float_keep"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.triu(ones)"), "diagonal"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=None"), "no_mask"),
+    (
+        "exercise-torch-mask-bug",
+        TORCH_CAUSAL.format(mask="attn_mask=torch.triu(ones, 1)").replace("return", "with torch.no_grad(): return"),
+        "detached",
+    ),
+    (
+        "exercise-out-proj-bug",
+        _multihead_module().replace("nn.Linear(d_out, d_out)", "nn.Linear(d_in, d_out)"),
+        "layer_size",
+    ),
+    (
+        "exercise-out-proj-bug",
+        _multihead_module().replace("self.W_key = nn.Linear(d_in, d_out", "self.W_key = nn.Linear(d_out, d_in"),
+        "layer_size",
+    ),
+    ("exercise-head-scale-bug", _multihead_module(scale="d_out ** 0.5"), "scale_d_out"),
+    ("exercise-head-scale-bug", _multihead_module(scale="hd"), "scale_d_k"),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="return torch.softmax(attn_scores.masked_fill(mask, -1e9), dim=-1).masked_fill(mask, 0.0)"
+        ),
+        "big_fill",
+    ),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="return torch.softmax(attn_scores.masked_fill(mask, torch.finfo(torch.float32).min), -1)"
+            ".masked_fill(mask, 0.0)"
+        ),
+        "big_fill",
+    ),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(lines="return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"),
+        "inf_fill",
+    ),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="return torch.softmax(attn_scores.masked_fill(mask, -1e4), dim=-1).masked_fill(mask, 0.0)"
+        ),
+        "small_fill",
+    ),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="return torch.softmax(attn_scores.masked_fill(mask, torch.finfo(attn_scores.dtype).min), dim=-1)"
+        ),
+        "no_zero",
+    ),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="from attention_lib import masked_softmax\n    return masked_softmax(attn_scores, mask)"
+        ),
+        "rule_function",
+    ),
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="s = attn_scores.float().masked_fill(mask, -1e30)\n"
+            "    return torch.softmax(s, dim=-1).masked_fill(mask, 0.0)"
+        ),
+        "dtype",
+    ),
+    # nan left in the rows whose every key is masked, the others right and computed in float64: no typical wrong
+    # answer's values, so the rows themselves are looked at.
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="w = torch.softmax(attn_scores.double().masked_fill(mask, float('-inf')), dim=-1)\n"
+            "    return torch.where(mask & ~mask.all(-1, keepdim=True), 0.0, w).to(attn_scores.dtype)"
+        ),
+        "inf_fill",
+    ),
+    # Computed in float64, the fully masked rows left uniform.
+    (
+        "exercise-fill-value-bug",
+        MASKED_WEIGHTS.format(
+            lines="w = torch.softmax(attn_scores.double().masked_fill(mask, -1e300), dim=-1)\n"
+            "    return torch.where(mask & ~mask.all(-1, keepdim=True), 0.0, w).to(attn_scores.dtype)"
+        ),
+        "no_zero",
+    ),
+    (
+        "exercise-softmax-dim-bug",
+        CAUSAL_ANY.format(line="torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=1)"),
+        "fixed_dim",
+    ),
+    (
+        "exercise-softmax-dim-bug",
+        CAUSAL_ANY.format(line="torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=0)"),
+        "dim0",
+    ),
+    (
+        "exercise-softmax-dim-bug",
+        CAUSAL_ANY.format(line="torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-2)"),
+        "query_axis",
+    ),
+    ("exercise-softmax-dim-bug", CAUSAL_ANY.format(line="torch.softmax(attn_scores, dim=-1)"), "no_causal"),
+]
+RIGHT |= {
+    "exercise-fused-projection-bug": FUSED.format(
+        split="q, k, v = self.W_qkv(x).split(self.W_qkv.out_features // 3, dim=-1)",
+        scale="k.size(-1) ** 0.5",
+    ),
+    "exercise-split-order-bug": MULTIHEAD_SPLIT.format(line="x.unflatten(-1, (num_heads, head_dim)).transpose(1, 2)"),
+    "exercise-torch-mask-bug": TORCH_CAUSAL.format(mask="attn_mask=~torch.tril(ones), is_causal=True"),
+    "exercise-out-proj-bug": _multihead_module(),
+    "exercise-head-scale-bug": _multihead_module(),
+    "exercise-fill-value-bug": MASKED_WEIGHTS.format(
+        lines="s = attn_scores.float().masked_fill(mask, float('-inf'))\n"
+        "    w = torch.softmax(s, dim=-1).nan_to_num(0.0)\n"
+        "    return w.to(attn_scores.dtype)"
+    ),
+    "exercise-softmax-dim-bug": CAUSAL_ANY.format(
+        line="torch.where(future, 0.0, torch.softmax(attn_scores.masked_fill(future, float('-inf')), dim=-1))"
+    ),
+}
+
+
 def _answer(code: str):
     namespace = {"torch": torch, "nn": nn}
     exec(textwrap.dedent(code), namespace)
     return namespace["answer"]
+
+
+def test_masked_weights_written_out_in_a_narrow_dtype_are_as_right_as_torchs() -> None:
+    """In bfloat16 a softmax written out step by step, rounding after each, differs from torch's (which rounds once)
+    by more than the checks' usual tolerance; both are right."""
+    from attention_lib import masked_softmax
+
+    answer = _answer(
+        MASKED_WEIGHTS.format(
+            lines="s = attn_scores.masked_fill(mask, torch.finfo(attn_scores.dtype).min)\n"
+            "    e = (s - s.amax(dim=-1, keepdim=True)).exp()\n"
+            "    return (e / e.sum(dim=-1, keepdim=True)).masked_fill(mask, 0.0)"
+        )
+    )
+    scores = 3 * torch.randn(2, 5, 5, generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(5, 5, dtype=torch.bool).triu(1)
+    ours, theirs = masked_softmax(scores.bfloat16(), mask), answer(scores.bfloat16(), mask)
+    assert not torch.allclose(ours.double(), theirs.double(), rtol=1e-4, atol=1e-5)
+    assert diagnose("exercise-fill-value-bug", answer)
 
 
 @pytest.mark.parametrize(("exercise", "code", "hint"), WRONG, ids=[f"{e}-{h}" for e, _, h in WRONG])

@@ -187,6 +187,9 @@ def _settings() -> tuple:
     return (
         torch.get_default_dtype(),
         get_device(),
+        # The modes in force: torch.set_default_device starts one, even for the device in force, and while one
+        # runs every torch call is slower and nn.MultiheadAttention never takes its fast path.
+        [type(mode) for mode in torch.overrides._get_current_function_mode_stack()],
         torch.is_grad_enabled(),
         torch.get_num_threads(),
         torch.are_deterministic_algorithms_enabled(),
@@ -201,6 +204,7 @@ CHANGES = {
     "threads": "torch.set_num_threads(max(1, torch.get_num_threads() + 1))",
     "deterministic": "torch.use_deterministic_algorithms(True)",
     "anomaly": "torch.autograd.set_detect_anomaly(True)",
+    "device": "torch.set_default_device('cpu')",
     "seed": "torch.manual_seed(0)",
     "random draw": "torch.rand(1000)",
 }
@@ -249,6 +253,7 @@ def test_the_checks_run_as_written_whatever_the_session_set() -> None:
     """A notebook that works in float64 with autograd off still gets the same verdicts, and keeps its settings."""
     torch.set_default_dtype(torch.float64)
     torch.set_grad_enabled(False)
+    torch.set_default_device("cpu")
     try:
         before = _settings()
         assert diagnose("exercise-causal-weights", _causal)
@@ -257,6 +262,15 @@ def test_the_checks_run_as_written_whatever_the_session_set() -> None:
     finally:
         torch.set_default_dtype(torch.float32)
         torch.set_grad_enabled(True)
+        torch.set_default_device(None)
+
+
+def test_a_check_leaves_no_mode_running() -> None:
+    """A session that set no default device has no device mode after a check either: one would slow every
+    later torch call and keep nn.MultiheadAttention off its fast path."""
+    assert not torch.overrides._get_current_function_mode_stack()
+    assert diagnose("exercise-causal-weights", _causal)
+    assert not torch.overrides._get_current_function_mode_stack()
 
 
 def _self_attention_class() -> type:

@@ -1,0 +1,310 @@
+"""The exercises of the pitfalls chapter: one bug for each pitfall it lists,
+in another place than the page shows it. The view-without-transpose, square
+and head_dim bugs are judged by the multi-head chapter's checks."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from attention_lib.heads import split_heads, transpose_qkv
+from attention_lib.masks import causal_mask, masked_softmax
+from attention_lib.self_attention import SelfAttentionV2
+from torch import nn
+
+from . import multihead
+from ._core import (
+    COUNT,
+    Exercise,
+    Flow,
+    Later,
+    WrongAnswerError,
+    backward,
+    call,
+    expect,
+    gradients_flow,
+    hinted,
+    later_calls,
+    linear_named,
+    module_from,
+    values_on,
+)
+from ._messages import Messages, messages
+from ._rules import Rules
+
+WORDS: Messages = messages("pitfalls")
+
+
+def _attend(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, d_k: int
+) -> torch.Tensor:
+    # (..., t, d_out) @ (..., d_out, t) -> (..., t, t)
+    scores = q @ k.transpose(-2, -1)
+    return torch.softmax(scores / d_k**0.5, dim=-1) @ v
+
+
+def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> Later:
+        # d_out never 1: with one feature, the scale by 3 * d_out and a
+        # mixed-up order show less.
+        d_in, d_out = 2 + seed % 3, 2 + (seed + 1) % 3
+        torch.manual_seed(seed)
+        module = module_from(answer, d_in, d_out)
+        reference = SelfAttentionV2(d_in, d_out)
+        layer = linear_named(module, "W_qkv", d_in, 3 * d_out)
+        with torch.no_grad():
+            layer.weight.copy_(
+                torch.cat(
+                    [
+                        reference.W_query.weight,
+                        reference.W_key.weight,
+                        reference.W_value.weight,
+                    ]
+                )
+            )
+            if layer.bias is not None:
+                # A bias the task's layer does not have, set as training
+                # would set it: the outputs show it.
+                layer.bias.uniform_(-1.0, 1.0)
+        g = torch.Generator().manual_seed(seed)
+        # One sequence, or a batch of them; scores large enough that a
+        # wrong scale shows.
+        shape = (5 + seed % 3, d_in) if seed % 2 else (2, 4 + seed % 3, d_in)
+        x = 2 * torch.randn(shape, generator=g)
+        with torch.no_grad():
+            qkv = {
+                "q": reference.W_query(x),
+                "k": reference.W_key(x),
+                "v": reference.W_value(x),
+            }
+        q, k, v = qkv["q"], qkv["k"], qkv["v"]
+        orders: dict[str, Callable[[], torch.Tensor]] = {
+            "".join(order): functools.partial(
+                _attend, qkv[order[0]], qkv[order[1]], qkv[order[2]], d_out
+            )
+            for order in itertools.product("qkv", repeat=3)
+            if order != ("q", "k", "v")
+        }
+        wrong: dict[str, Callable[[], torch.Tensor]] = {
+            **orders,
+            "scale_fused": lambda: _attend(q, k, v, 3 * d_out),
+            "no_scale": lambda: _attend(q, k, v, 1),
+        }
+        out = call(module, x, wrong=wrong)
+        try:
+            expect(out, reference(x).detach(), "output", wrong)
+        except WrongAnswerError as failure:
+            # One mistake, whichever of the 26 wrong orders it is.
+            if failure.hint in orders:
+                failure.hint = "qkv_order"
+            elif failure.hint == "compare" and layer.bias is not None:
+                failure.hint = "bias"
+            raise
+        backward(out, module, "output")
+        later = [
+            2 * torch.randn(size, generator=g)
+            for size in ((3, 2, d_in), (1, d_in), shape)
+        ]
+        return module, reference, later, "output"
+
+    for later in [once(seed) for seed in range(COUNT)]:
+        later_calls(*later)
+    shape = {"what": "output", "shape": "(..., num_tokens, d_out)"}
+    checks = [("shape", shape), ("values", values_on("lib_v2"))]
+    return [*checks, ("grad", {}), ("calls", {})]
+
+
+def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> None:
+        g = torch.Generator().manual_seed(seed)
+        # Two seeds in a row share their sizes, with other weights and
+        # inputs: a result kept by shape shows.
+        size = seed // 2
+        num_heads = 1 + size % 3
+        embed_dim = num_heads * (1 + (size // 3) % 3)
+        b, t = 1 + size % 2, 2 + size % 5
+        torch.manual_seed(seed)
+        mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
+        x = 2 * torch.randn(b, t, embed_dim, generator=g)
+        ones = torch.ones(t, t, dtype=torch.bool)
+
+        def masked(mask: torch.Tensor | None) -> torch.Tensor:
+            out: torch.Tensor = mha(
+                x, x, x, attn_mask=mask, need_weights=False
+            )[0]
+            return out.detach()
+
+        wrong = {
+            "keep_mask": lambda: masked(torch.tril(ones)),
+            "float_keep": lambda: masked(torch.tril(ones).float()),
+            "diagonal": lambda: masked(torch.triu(ones)),
+            "no_mask": lambda: masked(None),
+        }
+        out = call(answer, mha, x, wrong=wrong)
+        expect(out, masked(causal_mask(t)), "output", wrong)
+        backward(out, mha, "output")
+        # In eval mode without autograd, nn.MultiheadAttention takes its
+        # fast path, which reads attn_mask even where is_causal=True says
+        # it is the causal one: a wrong mask under the hint shows there.
+        mha.eval()
+        with torch.no_grad():
+            out = call(answer, mha, x, watch=False)
+            expected = masked(causal_mask(t))
+        with hinted("causal_hint", unless_named=True):
+            expect(out, expected, "output")
+
+    for seed in range(COUNT):
+        once(seed)
+    shape = {"what": "output", "shape": "(b, num_tokens, embed_dim)"}
+    checks = [("shape", shape), ("values", values_on("lib_torch_causal"))]
+    return [*checks, ("future", {}), ("grad", {}), ("eval_mode", {})]
+
+
+#: How far a result in each dtype may be from the float32 weights: a
+#: softmax computed in float32 and cast back is as right as one computed
+#: in the dtype itself.
+TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}
+
+
+def _masked_rows(out: torch.Tensor, row: int) -> None:
+    """Row ``row`` of the weights, whose every key is masked, must be zeros:
+    what the reader's weights there are, when they are not."""
+    seen = out[..., row, :]
+    if not torch.isfinite(seen).all():
+        raise WrongAnswerError("masked_row_nan", "inf_fill", row=row)
+    if seen.any():
+        raise WrongAnswerError("masked_row", "no_zero", row=row)
+
+
+def _masked_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> Flow:
+        g = torch.Generator().manual_seed(seed)
+        # Two seeds in a row share dtype and shape, with other values: a
+        # result, or a fill value, kept from the call before shows.
+        size = seed // 2
+        dtype = list(TOLERANCE)[size % 3]
+        lead = [(), (2,), (2, 2)][(size // 3) % 3]
+        n = 3 + size % 4
+        scores = 3 * torch.randn(*lead, n, n, generator=g)
+        mask = causal_mask(n) | (torch.rand(n, generator=g) < 0.3)
+        mask[seed % n] = True  # one query sees no key at all
+        if seed % 4 == 1:
+            # Scores far below any fixed fill value: a fill that is not the
+            # most negative number of the dtype takes their weight.
+            scores = scores - 3e4
+        reference = masked_softmax(scores, mask)  # float32
+        scores = scores.to(dtype)
+        row = seed % n
+        expected = masked_softmax(scores, mask)
+
+        def filled(value: float) -> torch.Tensor:
+            weights = torch.softmax(scores.masked_fill(mask, value), dim=-1)
+            return weights.masked_fill(mask, 0.0)
+
+        wrong = {
+            "inverted": lambda: torch.softmax(
+                scores.masked_fill(~mask, torch.finfo(dtype).min), dim=-1
+            ).masked_fill(~mask, 0.0),
+            "inf_fill": lambda: filled(-torch.inf),
+            "small_fill": lambda: filled(-1e4),
+            "big_fill": lambda: filled(-1e9),
+            "no_zero": lambda: torch.softmax(
+                scores.masked_fill(mask, torch.finfo(dtype).min), dim=-1
+            ),
+        }
+        # The scores are trained through the weights.
+        leaf = scores.clone().requires_grad_()
+        out = call(answer, leaf, mask, wrong=wrong)
+        try:
+            expect(out, expected, "weights", wrong)
+        except WrongAnswerError as failure:
+            if failure.hint != "compare" or not (
+                isinstance(out, torch.Tensor)
+                and out.dtype == dtype
+                and out.shape == expected.shape
+            ):
+                raise
+            if not torch.allclose(
+                out.float(), reference, rtol=0, atol=TOLERANCE[dtype]
+            ):
+                _masked_rows(out, row)
+                raise
+            # as right, computed another way
+        return out, {"attn_scores": leaf}, "weights"
+
+    for flow in [once(seed) for seed in range(COUNT)]:
+        with hinted("nan_grad", unless_named=True):
+            gradients_flow(*flow)
+    checks = [("values", values_on("lib_masked_softmax"))]
+    checks += [("dtypes", {}), ("masked_rows", {})]
+    return [*checks, ("grad_inputs", {"names": "attn_scores"})]
+
+
+def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> Flow:
+        g = torch.Generator().manual_seed(seed)
+        # A batch of heads first, where dim=1, dim=0 and dim=-2 are three
+        # other axes; then a batch, one matrix, a batch of one. Two seeds in
+        # a row share a shape, with other values.
+        size = seed // 2
+        lead = [(2, 3), (2,), (), (1,), (3, 2)][size % 5]
+        n = 3 + size % 4
+        scores = 2 * torch.randn(*lead, n, n, generator=g)
+        mask = causal_mask(n)
+        filled = scores.masked_fill(mask, -torch.inf)
+        wrong: dict[str, Any] = {
+            "fixed_dim": lambda: torch.softmax(filled, dim=1),
+            "dim0": lambda: torch.softmax(filled, dim=0),
+            "query_axis": lambda: torch.softmax(filled, dim=-2),
+            "no_causal": lambda: torch.softmax(scores, dim=-1),
+            "diagonal": lambda: torch.softmax(
+                scores.masked_fill(
+                    mask | torch.eye(n, dtype=torch.bool), -torch.inf
+                ),
+                dim=-1,
+            ),
+        }
+        # The scores are trained through the weights.
+        leaf = scores.clone().requires_grad_()
+        out = call(answer, leaf, wrong=wrong)
+        expected = masked_softmax(scores, mask)
+        expect(out, expected, "weights", wrong)
+        return out, {"attn_scores": leaf}, "weights"
+
+    for flow in [once(seed) for seed in range(COUNT)]:
+        gradients_flow(*flow)
+    checks = [("values", values_on("lib_causal_any")), ("batch_dims", {})]
+    return [*checks, ("grad_inputs", {"names": "attn_scores"})]
+
+
+EXERCISES = [
+    Exercise("exercise-fused-projection-bug", _fused, WORDS),
+    Exercise(
+        "exercise-split-order-bug",
+        multihead.check_split_heads,
+        multihead.WORDS,
+        Rules(
+            functions={
+                "split_heads": split_heads,
+                "transpose_qkv": transpose_qkv,
+            }
+        ),
+    ),
+    Exercise("exercise-torch-mask-bug", _torch_causal, WORDS),
+    Exercise(
+        "exercise-out-proj-bug", multihead.check_multi_head, multihead.WORDS
+    ),
+    Exercise(
+        "exercise-fill-value-bug",
+        _masked_weights,
+        WORDS,
+        Rules(functions={"masked_softmax": masked_softmax}),
+    ),
+    Exercise("exercise-softmax-dim-bug", _causal_any_batch, WORDS),
+    Exercise(
+        "exercise-head-scale-bug", multihead.check_multi_head, multihead.WORDS
+    ),
+]

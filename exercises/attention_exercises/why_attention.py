@@ -1,0 +1,120 @@
+"""The exercises of the why-attention chapter: a decoder that reads every
+encoder state, and the position embeddings that give attention the order."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from ._core import (
+    COUNT,
+    Exercise,
+    Flow,
+    backward,
+    call,
+    expect,
+    gradients_flow,
+    values_on,
+)
+from ._messages import Messages, messages
+from ._rules import Rules
+
+WORDS: Messages = messages("why_attention")
+
+
+def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> Flow:
+        g = torch.Generator().manual_seed(seed)
+        # Two seeds in a row share their sizes, with other values: an
+        # answer that remembers its result by shape shows. Never as many
+        # output steps as input positions: an answer that mixes the two up
+        # either raises or shows.
+        size = seed // 2
+        n, d = 3 + size % 5, 1 + size % 4
+        m = 1 + (size * 3) % 6
+        m += m == n
+        # float64 now and then: the result keeps the inputs' dtype.
+        dtype = torch.float64 if seed % 5 == 4 else torch.float32
+        # Negative values too, and scores spread enough that the weights
+        # are far from uniform. A decoder trains through both.
+        queries = 3 * torch.rand(m, d, generator=g, dtype=dtype) - 1.5
+        states = 3 * torch.rand(n, d, generator=g, dtype=dtype) - 1.5
+        queries.requires_grad_()
+        states.requires_grad_()
+        with torch.no_grad():
+            scores = queries @ states.T  # (m, d) @ (d, n) -> (m, n)
+            expected = torch.softmax(scores, dim=-1) @ states
+        wrong = {
+            "last_state": lambda: states[-1].expand(m, d),
+            "mean": lambda: states.mean(dim=0).expand(m, d),
+            "dim0": lambda: torch.softmax(scores, dim=0) @ states,
+            "no_softmax": lambda: scores @ states,
+            "scaled": lambda: torch.softmax(scores / d**0.5, dim=-1) @ states,
+            "own_queries": lambda: (
+                torch.softmax(queries @ queries.T, dim=-1) @ queries
+            ),
+        }
+        out = call(answer, queries, states, wrong=wrong)
+        expect(out, expected, "context", wrong)
+        return out, {"queries": queries, "states": states}, "context"
+
+    for flow in [once(seed) for seed in range(COUNT)]:
+        gradients_flow(*flow)
+    shape = {"what": "context", "shape": "(m, d)"}
+    checks = [("shape", shape), ("values", values_on("lib_decoder"))]
+    return [*checks, ("grad_inputs", {"names": "queries, states"})]
+
+
+def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    def once(seed: int) -> None:
+        g = torch.Generator().manual_seed(seed)
+        # A batch of one first, as the page's own test has; then batches as
+        # large as, and larger or smaller than, the number of tokens.
+        b = 1 if seed % 3 == 0 else 1 + seed % 5
+        context_length = 4 + seed % 4
+        # Fewer tokens than the table has rows, and now and then as many.
+        t = (
+            context_length
+            if seed % 4 == 3
+            else 2 + seed % (context_length - 2)
+        )
+        # Never 1, and never the first seed's number of tokens: positions
+        # counted from the vectors' size show.
+        d = 3 + (seed // 2) % 3
+        torch.manual_seed(seed)
+        pos_embedding = nn.Embedding(context_length, d)
+        x = 2 * torch.rand(b, t, d, generator=g) - 1
+        table = pos_embedding.weight.detach()
+        wrong = {
+            "batch_positions": lambda: x + table[:b],
+            "feature_positions": lambda: x + table[:d],
+            "whole_table": lambda: x + table,
+            "no_positions": lambda: x,
+            "last_positions": lambda: x + table[-t:],
+            "concatenated": lambda: torch.cat(
+                [x, table[:t].expand(b, t, d)], dim=-1
+            ),
+        }
+        out = call(answer, x, pos_embedding, wrong=wrong)
+        expect(out, x + table[:t], "output", wrong)
+        # The position vectors are trained with the rest of the model.
+        backward(out, pos_embedding, "output")
+
+    for seed in range(COUNT):
+        once(seed)
+    shape = {"what": "output", "shape": "(b, num_tokens, d_in)"}
+    checks = [("shape", shape), ("values", values_on("lib_positions"))]
+    return [*checks, ("grad", {})]
+
+
+EXERCISES = [
+    Exercise(
+        "exercise-decoder-contexts",
+        _decoder_contexts,
+        WORDS,
+        Rules(no_loop=True),
+    ),
+    Exercise("exercise-positions-bug", _positions, WORDS),
+]
