@@ -380,16 +380,22 @@ def backward(out: torch.Tensor, module: nn.Module, what: str) -> None:
         if frozen:
             raise WrongAnswerError("no_grad", "frozen", name=frozen[0])
         raise WrongAnswerError("detached", "detached", what=what)
+    _backpropagate(out.sum())
+    gradients_reach(module)
+
+
+def _backpropagate(loss: torch.Tensor) -> None:
+    """``loss.backward()`` through the reader's graph, guarded: a time-up,
+    or an error there, is the reader's ✗."""
     try:
         with kept(), limited():
-            out.sum().backward()
+            loss.backward()
     except TimeUp as error:
         raise stopped(error) from None
     except RuntimeError as error:  # the reader's graph, reported
         said = f"{type(error).__name__}: {error}"
         hint = "inplace_op" if "inplace operation" in str(error) else "compare"
         raise WrongAnswerError("backward", hint, error=said) from None
-    gradients_reach(module)
 
 
 #: A result of the reader's function, the inputs a model trains through it
@@ -411,15 +417,7 @@ def gradients_flow(
     upstream = torch.rand(
         out.shape, generator=torch.Generator().manual_seed(0)
     )
-    try:
-        with kept(), limited():
-            (out * upstream.to(out.dtype)).sum().backward()
-    except TimeUp as error:
-        raise stopped(error) from None
-    except RuntimeError as error:  # the reader's graph, reported
-        said = f"{type(error).__name__}: {error}"
-        hint = "inplace_op" if "inplace operation" in str(error) else "compare"
-        raise WrongAnswerError("backward", hint, error=said) from None
+    _backpropagate((out * upstream.to(out.dtype)).sum())
     for name, tensor in inputs.items():
         if tensor.grad is None:
             raise WrongAnswerError("no_grad", "detached", name=name)
