@@ -200,10 +200,14 @@ def _state(arg: object) -> State | None:
         # A meta tensor has no values to compare.
         return None if arg.is_meta else arg.detach().clone()
     if isinstance(arg, nn.Module):
-        return {
+        state = {
             key: value.detach().clone()
             for key, value in arg.state_dict().items()
         }
+        # Its mode too: an answer that calls `.eval()` on the caller's
+        # module leaves dropout off in the caller's training loop.
+        modes = [module.training for module in arg.modules()]
+        return {**state, "(training)": torch.tensor(modes)}
     return None
 
 
@@ -399,30 +403,87 @@ def _backpropagate(loss: torch.Tensor) -> None:
 
 
 #: A result of the reader's function, the inputs a model trains through it
-#: (by the names the task gives them) and what the result is called:
-#: `gradients_flow`'s arguments. The checks test every value first and
-#: the gradients after, so that a result remembered from another call is
-#: told by its values, whichever call it came from.
-Flow = tuple[torch.Tensor, dict[str, torch.Tensor], str]
+#: (by the names the task gives them), what the result is called, and the
+#: right result as a function of those inputs: `gradients_flow`'s
+#: arguments. The checks test every value first and the gradients after,
+#: so that a result remembered from another call is told by its values,
+#: whichever call it came from.
+Flow = tuple[
+    torch.Tensor,
+    dict[str, torch.Tensor],
+    str,
+    Callable[[dict[str, torch.Tensor]], torch.Tensor],
+]
+
+#: How far a gradient may be from the right one, by dtype (absolute, and
+#: relative to the largest entry): half precision rounds each step.
+GRAD_TOLERANCE = {
+    torch.float64: 1e-6,
+    torch.float32: 1e-4,
+    torch.float16: 2e-2,
+    torch.bfloat16: 1e-1,
+}
 
 
 def gradients_flow(
-    out: torch.Tensor, inputs: Mapping[str, torch.Tensor], what: str
+    out: torch.Tensor,
+    inputs: Mapping[str, torch.Tensor],
+    what: str,
+    expected: Callable[[dict[str, torch.Tensor]], torch.Tensor],
 ) -> None:
     """Backpropagate a random gradient from the reader's ``out`` (the
     ``what``): each of the ``inputs`` (by the name the task gives it), which
-    a model trains through, must get a finite gradient."""
+    a model trains through, must get the gradient it gets through
+    ``expected``, the right result computed from copies of the inputs."""
     if not out.requires_grad:
         raise WrongAnswerError("detached", "detached", what=what)
     upstream = torch.rand(
         out.shape, generator=torch.Generator().manual_seed(0)
     )
     _backpropagate((out * upstream.to(out.dtype)).sum())
+    copies = {
+        name: tensor.detach().clone().requires_grad_()
+        for name, tensor in inputs.items()
+    }
+    right = expected(copies)
+    (right * upstream.to(right.dtype)).sum().backward()
     for name, tensor in inputs.items():
         if tensor.grad is None:
             raise WrongAnswerError("no_grad", "detached", name=name)
         if not torch.isfinite(tensor.grad).all():
             raise WrongAnswerError("grad_not_finite", "compare", name=name)
+        grad_matches(name, tensor.grad, copies[name].grad)
+
+
+def grad_matches(
+    name: str, grad: torch.Tensor, right: torch.Tensor | None
+) -> None:
+    """The gradient that reached ``name`` must be the ``right`` one: a part of
+    the computation cut off from autograd (a `.detach()`, a step under
+    `torch.no_grad()`) leaves a gradient, and the wrong one."""
+    if right is None or grad.shape != right.shape:
+        return  # the reference's own graph: not the reader's to answer for
+    tolerance = GRAD_TOLERANCE.get(grad.dtype, 1e-4)
+    diff = (grad.double() - right.double()).abs().max().item()
+    scale = max(1.0, right.double().abs().max().item())
+    if diff > tolerance * scale:
+        raise WrongAnswerError("grad_values", "grad_cut", name=name, diff=diff)
+
+
+def layers_match(
+    module: nn.Module, reference: nn.Module, names: list[str]
+) -> None:
+    """After a backward pass through both: each of the reader's layers
+    called ``names`` has the gradients of the library's layer of that
+    name."""
+    for name in names:
+        layer, lib_layer = getattr(module, name), getattr(reference, name)
+        for part in ("weight", "bias"):
+            tensor = getattr(layer, part, None)
+            right = getattr(lib_layer, part, None)
+            if tensor is None or tensor.grad is None or right is None:
+                continue  # a part the library has not, or nothing reached
+            grad_matches(f"{name}.{part}", tensor.grad, right.grad)
 
 
 def gradients_reach(module: nn.Module) -> None:
@@ -446,11 +507,14 @@ def later_calls(
     reference: Callable[[torch.Tensor], Any],
     inputs: list[torch.Tensor],
     what: str,
+    eval_too: bool = False,
 ) -> None:
     """Call the reader's ``module`` again, on ``inputs`` of other shapes and
     values (another number of tokens, another batch size, negative values,
     the first shape again): state built lazily, sized by the first call or
-    remembered from it gives outputs other than the ``reference``'s."""
+    remembered from it gives outputs other than the ``reference``'s. With
+    ``eval_too`` (a module without dropout), once more in eval mode under
+    ``torch.no_grad()``, as a model generates: the same outputs."""
     # The last shape twice in a row, with other values: a result kept for
     # the shape of the call before shows.
     for x in [*inputs, 0.5 - inputs[-1].flip(0)]:
@@ -458,6 +522,16 @@ def later_calls(
             expected = reference(x)
         with hinted("later_call", unless_named=True):
             expect(call(module, x), expected, what)
+    if eval_too:
+        x = 1.0 - inputs[0]
+        module.eval()
+        try:
+            with torch.no_grad():
+                expected = reference(x)
+                with hinted("eval_mode", unless_named=True):
+                    expect(call(module, x), expected, what)
+        finally:
+            module.train()
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ from ._core import (
     gradients_flow,
     hinted,
     later_calls,
+    layers_match,
     linear_named,
     values_on,
 )
@@ -42,8 +43,19 @@ def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # give the same tensor; h == hd now and then
         b, t = 1 + seed % 3, 5 + seed % 3
         h, hd = 2 + seed % 3, 1 + (seed + 2) % 4
-        # The heads are trained through: the projection must get gradients.
-        x = torch.rand(b, t, h * hd, generator=g).requires_grad_()
+        # The heads are trained through: the projection must get the right
+        # gradients. Every third seed's projection is the middle third of a
+        # fused one (`qkv.chunk(3, dim=-1)`), a tensor that is not
+        # contiguous.
+        d_out = h * hd
+        fused = seed % 3 == 2
+        base = torch.rand(b, t, 3 * d_out if fused else d_out, generator=g)
+        base.requires_grad_()
+
+        def part(whole: torch.Tensor) -> torch.Tensor:
+            return whole[..., d_out : 2 * d_out] if fused else whole
+
+        x = part(base)
         wrong = {
             # (b, t, d_out) -> (b, h, t, hd) in one go: tokens cut apart
             "split_view": lambda: x.view(b, h, t, hd),
@@ -61,7 +73,12 @@ def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             wrong["fixed_heads"] = lambda: x.view(b, t, 2, -1).transpose(1, 2)
         out = call(answer, x, h, wrong=wrong)
         expect(out, split_heads(x, h), "heads", wrong)
-        return out, {"x": x}, "heads"
+        return (
+            out,
+            {"x": base},
+            "heads",
+            lambda it: split_heads(part(it["x"]), h),
+        )
 
     for flow in [once(seed) for seed in range(COUNT)]:
         gradients_flow(*flow)
@@ -159,6 +176,10 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         ):
             expect(out, expected, "output", wrong)
         backward(out, module, "output")
+        # The right gradients, not only some: the library's, for the
+        # same outputs.
+        reference(x).sum().backward()
+        layers_match(module, reference, list(sizes))
         later = [
             2 * torch.randn(size, tokens, d_in, generator=g)
             for size, tokens in ((b + 1, t + 1), (1, max(1, t - 1)), (b, t))
@@ -168,10 +189,11 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         return module, reference, later, "output"
 
     for later in [once(seed) for seed in range(COUNT)]:
-        later_calls(*later)
+        later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_mha"))]
-    return [*checks, ("future", {}), ("grad", {}), ("calls", {})]
+    checks += [("future", {}), ("grad_values", {}), ("calls", {})]
+    return [*checks, ("eval", {})]
 
 
 EXERCISES = [

@@ -25,6 +25,7 @@ from ._core import (
     backward,
     call,
     expect,
+    grad_matches,
     gradients_flow,
     hinted,
     later_calls,
@@ -104,6 +105,22 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 failure.hint = "bias"
             raise
         backward(out, module, "output")
+        # The right gradients, not only some: W_qkv's three blocks get the
+        # library's three layers' gradients.
+        reference(x).sum().backward()
+        right = torch.cat(
+            [
+                lib_layer.weight.grad
+                for lib_layer in (
+                    reference.W_query,
+                    reference.W_key,
+                    reference.W_value,
+                )
+                if lib_layer.weight.grad is not None
+            ]
+        )
+        if layer.weight.grad is not None:
+            grad_matches("W_qkv.weight", layer.weight.grad, right)
         later = [
             2 * torch.randn(size, generator=g)
             for size in ((3, 2, d_in), (1, d_in), shape)
@@ -111,10 +128,11 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         return module, reference, later, "output"
 
     for later in [once(seed) for seed in range(COUNT)]:
-        later_calls(*later)
+        later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(..., num_tokens, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_v2"))]
-    return [*checks, ("grad", {}), ("calls", {})]
+    checks += [("grad_values", {}), ("calls", {})]
+    return [*checks, ("eval", {})]
 
 
 def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -128,7 +146,8 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         b, t = 1 + size % 2, 2 + size % 5
         torch.manual_seed(seed)
         mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
-        x = 2 * torch.randn(b, t, embed_dim, generator=g)
+        # The tokens' vectors are trained through it too.
+        x = (2 * torch.randn(b, t, embed_dim, generator=g)).requires_grad_()
         ones = torch.ones(t, t, dtype=torch.bool)
 
         def masked(mask: torch.Tensor | None) -> torch.Tensor:
@@ -146,6 +165,8 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, mha, x, wrong=wrong)
         expect(out, masked(causal_mask(t)), "output", wrong)
         backward(out, mha, "output")
+        if x.grad is None:
+            raise WrongAnswerError("no_grad", "detached", name="x")
         # In eval mode without autograd, nn.MultiheadAttention takes its
         # fast path, which reads attn_mask even where is_causal=True says
         # it is the causal one: a wrong mask under the hint shows there.
@@ -160,7 +181,7 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         once(seed)
     shape = {"what": "output", "shape": "(b, num_tokens, embed_dim)"}
     checks = [("shape", shape), ("values", values_on("lib_torch_causal"))]
-    return [*checks, ("future", {}), ("grad", {}), ("eval_mode", {})]
+    return [*checks, ("future", {}), ("grad", {}), ("eval_fast_path", {})]
 
 
 #: How far a result in each dtype may be from the float32 weights: a
@@ -169,14 +190,45 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 TOLERANCE = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 2e-2}
 
 
-def _masked_rows(out: torch.Tensor, row: int) -> None:
-    """Row ``row`` of the weights, whose every key is masked, must be zeros:
-    what the reader's weights there are, when they are not."""
-    seen = out[..., row, :]
+def _weights_flow(
+    out: torch.Tensor, scores: torch.Tensor, mask: torch.Tensor
+) -> Flow:
+    """The reader's weights ``out``, computed from the trained ``scores``:
+    their gradient must be the one masked_softmax sends back."""
+    return (
+        out,
+        {"attn_scores": scores},
+        "weights",
+        lambda copies: masked_softmax(copies["attn_scores"], mask),
+    )
+
+
+def _masked_rows(out: torch.Tensor, hidden: torch.Tensor) -> None:
+    """The rows of the weights whose every key is masked (``hidden``, of
+    the weights' shape but the last) must be zeros: what the reader's
+    weights there are, when they are not."""
+    row = int(hidden.nonzero()[0][-1])  # the query of the first such row
+    seen = out[hidden]
     if not torch.isfinite(seen).all():
         raise WrongAnswerError("masked_row_nan", "inf_fill", row=row)
     if seen.any():
         raise WrongAnswerError("masked_row", "no_zero", row=row)
+
+
+def _masks(
+    seed: int, lead: tuple[int, ...], n: int, g: torch.Generator
+) -> torch.Tensor:
+    """A mask that hides every key from some query: causal and padding in
+    one (n, n) mask, with one query that sees nothing; or, on a batch,
+    padding alone, shaped to broadcast (b, 1, ..., 1, n), every key of the
+    first sequence hidden."""
+    if seed % 2 == 0 or not lead:
+        mask = causal_mask(n) | (torch.rand(n, generator=g) < 0.3)
+        mask[seed % n] = True
+        return mask
+    padding = torch.rand(lead[0], n, generator=g) < 0.3
+    padding[0] = True
+    return padding.view(lead[0], *[1] * len(lead), n)
 
 
 def _masked_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -189,15 +241,15 @@ def _masked_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         lead = [(), (2,), (2, 2)][(size // 3) % 3]
         n = 3 + size % 4
         scores = 3 * torch.randn(*lead, n, n, generator=g)
-        mask = causal_mask(n) | (torch.rand(n, generator=g) < 0.3)
-        mask[seed % n] = True  # one query sees no key at all
+        mask = _masks(seed, lead, n, g)
         if seed % 4 == 1:
-            # Scores far below any fixed fill value: a fill that is not the
-            # most negative number of the dtype takes their weight.
-            scores = scores - 3e4
+            # Scores far below any fixed fill value (as far as float16
+            # reaches): a fill that is not the most negative number of the
+            # dtype takes their weight.
+            scores = scores - (3e4 if dtype == torch.float16 else 1e5)
         reference = masked_softmax(scores, mask)  # float32
         scores = scores.to(dtype)
-        row = seed % n
+        hidden = mask.expand(scores.shape).all(dim=-1)
         expected = masked_softmax(scores, mask)
 
         def filled(value: float) -> torch.Tensor:
@@ -230,10 +282,10 @@ def _masked_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             if not torch.allclose(
                 out.float(), reference, rtol=0, atol=TOLERANCE[dtype]
             ):
-                _masked_rows(out, row)
+                _masked_rows(out, hidden)
                 raise
             # as right, computed another way
-        return out, {"attn_scores": leaf}, "weights"
+        return _weights_flow(out, leaf, mask)
 
     for flow in [once(seed) for seed in range(COUNT)]:
         with hinted("nan_grad", unless_named=True):
@@ -247,12 +299,16 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> Flow:
         g = torch.Generator().manual_seed(seed)
         # A batch of heads first, where dim=1, dim=0 and dim=-2 are three
-        # other axes; then a batch, one matrix, a batch of one. Two seeds in
+        # other axes; then a batch, one matrix, a batch of one, and five
+        # dimensions, which no table of axes by rank foresees. Two seeds in
         # a row share a shape, with other values.
         size = seed // 2
-        lead = [(2, 3), (2,), (), (1,), (3, 2)][size % 5]
+        lead = [(2, 3), (2,), (), (1,), (2, 1, 2)][size % 5]
         n = 3 + size % 4
-        scores = 2 * torch.randn(*lead, n, n, generator=g)
+        # Scores in the hundreds now and then: a softmax that does not
+        # subtract the row's largest score overflows.
+        spread = 100.0 if size % 4 == 3 else 2.0
+        scores = spread * torch.randn(*lead, n, n, generator=g)
         mask = causal_mask(n)
         filled = scores.masked_fill(mask, -torch.inf)
         wrong: dict[str, Any] = {
@@ -260,6 +316,7 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "dim0": lambda: torch.softmax(filled, dim=0),
             "query_axis": lambda: torch.softmax(filled, dim=-2),
             "no_causal": lambda: torch.softmax(scores, dim=-1),
+            "naive": lambda: filled.exp() / filled.exp().sum(-1, keepdim=True),
             "diagonal": lambda: torch.softmax(
                 scores.masked_fill(
                     mask | torch.eye(n, dtype=torch.bool), -torch.inf
@@ -272,7 +329,7 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, leaf, wrong=wrong)
         expected = masked_softmax(scores, mask)
         expect(out, expected, "weights", wrong)
-        return out, {"attn_scores": leaf}, "weights"
+        return _weights_flow(out, leaf, mask)
 
     for flow in [once(seed) for seed in range(COUNT)]:
         gradients_flow(*flow)

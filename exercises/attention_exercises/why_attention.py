@@ -12,7 +12,6 @@ from ._core import (
     COUNT,
     Exercise,
     Flow,
-    backward,
     call,
     expect,
     gradients_flow,
@@ -35,12 +34,18 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         n, d = 3 + size % 5, 1 + size % 4
         m = 1 + (size * 3) % 6
         m += m == n
+        if size % 4 == 3:  # as many output steps as positions, now and then
+            m = n
         # float64 now and then: the result keeps the inputs' dtype.
         dtype = torch.float64 if seed % 5 == 4 else torch.float32
         # Negative values too, and scores spread enough that the weights
         # are far from uniform. A decoder trains through both.
         queries = 3 * torch.rand(m, d, generator=g, dtype=dtype) - 1.5
         states = 3 * torch.rand(n, d, generator=g, dtype=dtype) - 1.5
+        if size % 3 == 2:
+            # Scores in the hundreds: a softmax that does not subtract the
+            # row's largest score overflows.
+            queries = 100 * queries
         queries.requires_grad_()
         states.requires_grad_()
         with torch.no_grad():
@@ -51,6 +56,10 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "mean": lambda: states.mean(dim=0).expand(m, d),
             "dim0": lambda: torch.softmax(scores, dim=0) @ states,
             "no_softmax": lambda: scores @ states,
+            "naive": lambda: (
+                (scores.exp() / scores.exp().sum(dim=-1, keepdim=True))
+                @ states
+            ),
             "scaled": lambda: torch.softmax(scores / d**0.5, dim=-1) @ states,
             "own_queries": lambda: (
                 torch.softmax(queries @ queries.T, dim=-1) @ queries
@@ -58,7 +67,8 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         out = call(answer, queries, states, wrong=wrong)
         expect(out, expected, "context", wrong)
-        return out, {"queries": queries, "states": states}, "context"
+        inputs = {"queries": queries, "states": states}
+        return out, inputs, "context", _contexts
 
     for flow in [once(seed) for seed in range(COUNT)]:
         gradients_flow(*flow)
@@ -67,8 +77,13 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [*checks, ("grad_inputs", {"names": "queries, states"})]
 
 
+def _contexts(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    queries, states = inputs["queries"], inputs["states"]
+    return torch.softmax(queries @ states.T, dim=-1) @ states
+
+
 def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    def once(seed: int) -> None:
+    def once(seed: int) -> Flow:
         g = torch.Generator().manual_seed(seed)
         # A batch of one first, as the page's own test has; then batches as
         # large as, and larger or smaller than, the number of tokens.
@@ -85,7 +100,8 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         d = 3 + (seed // 2) % 3
         torch.manual_seed(seed)
         pos_embedding = nn.Embedding(context_length, d)
-        x = 2 * torch.rand(b, t, d, generator=g) - 1
+        # The token embeddings are trained too.
+        x = (2 * torch.rand(b, t, d, generator=g) - 1).requires_grad_()
         table = pos_embedding.weight.detach()
         wrong = {
             "batch_positions": lambda: x + table[:b],
@@ -98,15 +114,21 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             ),
         }
         out = call(answer, x, pos_embedding, wrong=wrong)
-        expect(out, x + table[:t], "output", wrong)
+        expect(out, (x + table[:t]).detach(), "output", wrong)
         # The position vectors are trained with the rest of the model.
-        backward(out, pos_embedding, "output")
+        inputs = {"x": x, "pos_embedding": pos_embedding.weight}
+        return out, inputs, "output", _embedded
 
-    for seed in range(COUNT):
-        once(seed)
+    for flow in [once(seed) for seed in range(COUNT)]:
+        gradients_flow(*flow)
     shape = {"what": "output", "shape": "(b, num_tokens, d_in)"}
     checks = [("shape", shape), ("values", values_on("lib_positions"))]
-    return [*checks, ("grad", {})]
+    return [*checks, ("grad_inputs", {"names": "x, pos_embedding"})]
+
+
+def _embedded(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    x = inputs["x"]
+    return x + inputs["pos_embedding"][: x.shape[1]]
 
 
 EXERCISES = [
