@@ -18,6 +18,7 @@ from ._core import (
     call,
     expect,
     later_calls,
+    layers_match,
     linear_named,
     module_from,
     values_on,
@@ -117,6 +118,9 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(module, x, wrong=wrong)
         expect(out, expected, "output", wrong)
         backward(out, module, "output")
+        # The right gradients, not only some: the library's.
+        reference(x).sum().backward()
+        layers_match(module, reference, ["W_query", "W_key", "W_value"])
         later = [
             2 * torch.rand(size, tokens, d_in, generator=g) - 1
             for size, tokens in (
@@ -182,7 +186,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [
         ("shape", shape),
         ("values", values),
-        ("grad", {}),
+        ("grad_values", {}),
         ("calls", {}),
         ("loads", {}),
         ("half", {}),

@@ -21,6 +21,7 @@ from ._core import (
     call,
     expect,
     later_calls,
+    layers_match,
     module_from,
     values_on,
 )
@@ -187,6 +188,11 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         result = call(module, x, wrong=wrong)
         expect(result, expected, "output", wrong)
         backward(result, module, "output")
+        # The right gradients, not only some: the library's.
+        reference(x).sum().backward()
+        layers_match(
+            module, reference, ["W_query", "W_key", "W_value", "out_proj"]
+        )
         later = [
             2 * torch.randn(size, tokens, d_in, generator=gen)
             for size, tokens in ((b + 1, t + 1), (b, t))
@@ -196,11 +202,11 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         return module, reference, later, "output"
 
     for later in [once(seed) for seed in range(COUNT)]:
-        later_calls(*later)
+        later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(b, t, d_out)"}
     values = values_on("lib_gqa")
-    checks = [("shape", shape), ("values", values), ("grad", {})]
-    return [*checks, ("calls", {})]
+    checks = [("shape", shape), ("values", values), ("grad_values", {})]
+    return [*checks, ("calls", {}), ("eval", {})]
 
 
 EXERCISES = [

@@ -21,6 +21,7 @@ from ._core import (
     expect,
     hinted,
     later_calls,
+    layers_match,
     linear_named,
     module_from,
     rows_sum_to_one,
@@ -96,6 +97,9 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expected = reference(x)
         expect(out, expected.detach(), "output", wrong)
         backward(out, module, "output")
+        # The right gradients, not only some: the library's.
+        reference(x).sum().backward()
+        layers_match(module, reference, list(names))
         later = [
             2 * torch.rand(size, d_in, generator=g) - 1
             for size in (n + 1, max(1, n - 1), n)
@@ -105,10 +109,11 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         return module, reference, later, "output"
 
     for later in [once(seed) for seed in range(COUNT)]:
-        later_calls(*later)
+        later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(n, d_out)"}
-    values = values_on("lib_v2")
-    return [("shape", shape), ("values", values), ("grad", {}), ("calls", {})]
+    checks = [("shape", shape), ("values", values_on("lib_v2"))]
+    checks += [("grad_values", {}), ("calls", {})]
+    return [*checks, ("eval", {})]
 
 
 def _copy_v2_into_v1(answer: Any) -> list[tuple[str, dict[str, Any]]]:

@@ -1449,6 +1449,19 @@ RIGHT |= {
 }
 
 
+# Eval mode, in the earlier chapters' module exercises too.
+WRONG += [
+    (
+        "exercise-self-attention",
+        SELF_ATTENTION.format(
+            line="return "
+            + RIGHT_WEIGHTS.replace(" / keys.shape[-1] ** 0.5", " / (keys.shape[-1] ** 0.5 if self.training else 1)")
+            + " @ values"
+        ),
+        "eval_mode",
+    ),
+]
+
 # why attention (exercises/attention_exercises/why_attention.py)
 DECODER = """
 def answer(queries, states):
