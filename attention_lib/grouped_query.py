@@ -132,24 +132,34 @@ class GroupedQueryAttention(nn.Module):
             # -> (b, num_kv_groups, num_past + t, head_dim)
             keys, values = append_to_cache(self, keys, values)
         num_keys = num_past + num_tokens
-        # The queries are the last num_tokens of num_keys positions.
-        mask = causal_mask(
-            num_tokens, num_keys, device=x.device, align="lower_right"
-        )  # (num_tokens, num_keys)
 
         if self.use_sdpa and SDPA_HAS_GQA:
+            # Without a cache is_causal builds no mask; one new token may
+            # see every key, so it needs none; only a chunk after a cache
+            # does. (A mask rules out FlashAttention on a GPU.)
+            attn_mask = None
+            if num_past > 0 and num_tokens > 1:
+                mask = causal_mask(
+                    num_tokens, num_keys, device=x.device, align="lower_right"
+                )  # (num_tokens, num_keys)
+                attn_mask = to_sdpa_mask(mask)
             # enable_gqa: SDPA pairs each key/value head with its group of
-            # query heads itself, without copying the keys and values.
+            # query heads itself (without a copy on the fused kernels; the
+            # math backend repeats them).
             context_vec = F.scaled_dot_product_attention(
                 queries,
                 keys,
                 values,
-                attn_mask=None if num_past == 0 else to_sdpa_mask(mask),
+                attn_mask=attn_mask,
                 dropout_p=self.dropout.p if self.training else 0.0,
                 is_causal=num_past == 0,
                 enable_gqa=True,
             )
         else:
+            # The queries are the last num_tokens of num_keys positions.
+            mask = causal_mask(
+                num_tokens, num_keys, device=x.device, align="lower_right"
+            )  # (num_tokens, num_keys)
             # Query head i uses key/value head i // group_size, so each
             # key/value head is repeated group_size times *in place*:
             # [K0, K1] -> [K0, K0, K1, K1] (.repeat would give

@@ -262,6 +262,12 @@ class MultiHeadAttention(nn.Module):
                 context_vec = F.scaled_dot_product_attention(
                     queries, keys, values, dropout_p=dropout_p, is_causal=True
                 )
+            elif key_padding_mask is None and num_tokens == 1:
+                # One new token after the cache may see every key: no mask,
+                # which would only cost launches and rule out fused kernels.
+                context_vec = F.scaled_dot_product_attention(
+                    queries, keys, values, dropout_p=dropout_p
+                )
             else:
                 context_vec = F.scaled_dot_product_attention(
                     queries,
@@ -270,11 +276,13 @@ class MultiHeadAttention(nn.Module):
                     attn_mask=to_sdpa_mask(mask),
                     dropout_p=dropout_p,
                 )
-                # Some backends return nan for a query that may attend to
-                # nothing; the explicit path returns zeros there, and so must
-                # this one.
-                fully_masked = mask.all(dim=-1, keepdim=True)  # (b, 1, t, 1)
-                context_vec = context_vec.masked_fill(fully_masked, 0.0)
+                if key_padding_mask is not None:
+                    # Some backends return nan for a query that may attend to
+                    # nothing (only padding can hide every key); the explicit
+                    # path returns zeros there, and so must this one.
+                    # (b, 1, t, 1)
+                    fully_masked = mask.all(dim=-1, keepdim=True)
+                    context_vec = context_vec.masked_fill(fully_masked, 0.0)
 
         # (b, h, t, head_dim) -> (b, t, d_out)
         context_vec = merge_heads(context_vec)

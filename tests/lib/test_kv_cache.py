@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
+from torch.overrides import TorchFunctionMode
 
 import attention_lib as al
 from attention_lib.kv_cache import num_cached
@@ -149,6 +150,60 @@ MODULES: dict[str, Callable[[], torch.nn.Module]] = {
     "mha": lambda: al.MultiHeadAttention(4, 6, 8, 0.0, 2),
     "gqa": lambda: al.GroupedQueryAttention(4, 8, 0.0, 4, 2),
 }
+
+
+class _SdpaCalls(TorchFunctionMode):
+    """Records the attn_mask and is_causal of every F.scaled_dot_product_attention call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[torch.Tensor | None, bool]] = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        kwargs = kwargs or {}
+        if func is F.scaled_dot_product_attention:
+            mask = kwargs.get("attn_mask", args[3] if len(args) > 3 else None)
+            self.calls.append((mask, kwargs.get("is_causal", False)))
+        return func(*args, **kwargs)
+
+
+@pytest.mark.parametrize("make", MODULES.values(), ids=MODULES.keys())
+def test_only_a_chunk_after_the_cache_passes_a_mask(make: Callable[[], torch.nn.Module]) -> None:
+    """Prefill and one-token steps run SDPA without a mask (is_causal for the prefill), as the fused kernels want;
+    only several new tokens after a cache need the bottom-right mask. The outputs stay those of the full forward."""
+    module, x = make().double(), torch.randn(2, 7, 4, dtype=torch.float64)
+    full = module(x)
+    module.reset_cache()
+    with _SdpaCalls() as sdpa:
+        steps = [module(x[:, :3], use_cache=True), module(x[:, 3:4], use_cache=True), module(x[:, 4:], use_cache=True)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, **TOL)
+    (prefill_mask, prefill_causal), (step_mask, step_causal), (chunk_mask, chunk_causal) = sdpa.calls
+    assert (prefill_mask, prefill_causal) == (None, True)
+    assert (step_mask, step_causal) == (None, False)
+    assert chunk_mask is not None
+    assert chunk_mask.shape[-2:] == (3, 7)
+    assert not chunk_causal
+
+
+def test_the_gqa_fast_path_builds_no_mask_it_does_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A (t, t) mask at 4,096 tokens is 32 MiB of allocations: built only where it is read."""
+    built: list[tuple[int, ...]] = []
+    real = al.grouped_query.causal_mask
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(al.grouped_query, "causal_mask", counting)
+    module, x = al.GroupedQueryAttention(4, 8, 0.0, 4, 2).double(), torch.randn(2, 5, 4, dtype=torch.float64)
+    module(x)
+    module(x[:, :4], use_cache=True)
+    module(x[:, 4:], use_cache=True)
+    assert built == []
+    module(x[:, :2], use_cache=True)  # two new tokens after the cache: the one place it is read
+    assert len(built) == 1
+    al.GroupedQueryAttention(4, 8, 0.0, 4, 2, use_sdpa=False).double()(x)  # the explicit path reads it too
+    assert len(built) == 2
 
 
 @pytest.mark.parametrize("make", MODULES.values(), ids=MODULES.keys())
