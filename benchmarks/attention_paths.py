@@ -1,7 +1,8 @@
 """How PyTorch runs attention, measured: time and peak memory of each path as the sequence grows.
 
 One causal attention layer the size of GPT-2 small's (batch 1, ``d_in = d_out = 768``, 12 heads of 64),
-dropout off. For each number of tokens it measures, forward only (eval, ``torch.inference_mode()``) and
+dropout off. For each number of tokens it measures, forward only (under ``torch.inference_mode()``, the modules
+left in training mode, so that nn.MultiheadAttention runs the path its hint speeds up, not its eval fast path) and
 forward + backward (a training step's attention: ``out.sum().backward()``),
 
 * ``ours``: ``MultiHeadAttention`` with its defaults (``scaled_dot_product_attention``, ``is_causal=True``);
