@@ -45,11 +45,14 @@ def check_tensor(
     dims: Sequence[str],
     last_dim: int | None = None,
     allow_unbatched: bool = False,
+    like: torch.nn.Module | None = None,
 ) -> torch.Tensor:
     """Check that ``x`` is a floating-point tensor laid out as ``dims``.
 
     ``dims`` names the dimensions, e.g. ``("batch", "num_tokens", "d_in")``; with ``allow_unbatched``
     the leading batch dimension may be missing. ``last_dim`` is the required size of the last one.
+    ``like``, the module ``x`` goes into: ``x`` must have its weights' dtype and device, which its layers
+    would otherwise refuse with a message that names neither.
     """
     if not isinstance(x, torch.Tensor):
         raise TypeError(
@@ -72,7 +75,29 @@ def check_tensor(
         raise ValueError(
             f"{name} must have size {last_dim} in its last dimension ({dims[-1]}), got shape {tuple(x.shape)}"
         )
+    weight = None if like is None else next(like.parameters(), None)
+    # Under autocast the layers convert x themselves.
+    if weight is not None and not _autocast(x.device.type):
+        if x.dtype != weight.dtype:
+            raise TypeError(
+                f"{name} must have the dtype of the module's weights, {weight.dtype}, got {x.dtype}: "
+                f"convert one to the other, x.to({weight.dtype}) or module.to({x.dtype})"
+            )
+        if x.device != weight.device:
+            raise ValueError(
+                f"{name} must be on the device of the module's weights, {weight.device}, got {x.device}: "
+                f"move one to the other, x.to(module_device) or module.to(x.device)"
+            )
     return x
+
+
+def _autocast(device_type: str) -> bool:
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except TypeError:  # pragma: no cover (torch < 2.4 names no device)
+        return torch.is_autocast_enabled() or torch.is_autocast_cpu_enabled()
+    except RuntimeError:  # a device without autocast, such as meta
+        return False
 
 
 def check_num_tokens(num_tokens: int, context_length: int) -> None:

@@ -75,7 +75,11 @@ class CausalAttention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_tensor(
-            "x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in
+            "x",
+            x,
+            ("batch", "num_tokens", "d_in"),
+            last_dim=self.d_in,
+            like=self,
         )
         num_tokens = x.shape[1]
         check_num_tokens(num_tokens, self.context_length)

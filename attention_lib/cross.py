@@ -44,10 +44,20 @@ class CrossAttention(nn.Module):
     def forward(self, x_1: torch.Tensor, x_2: torch.Tensor) -> torch.Tensor:
         dims = ("batch", "num_tokens", "d_in")
         check_tensor(
-            "x_1", x_1, dims, last_dim=self.d_in, allow_unbatched=True
+            "x_1",
+            x_1,
+            dims,
+            last_dim=self.d_in,
+            allow_unbatched=True,
+            like=self,
         )
         check_tensor(
-            "x_2", x_2, dims, last_dim=self.d_in, allow_unbatched=True
+            "x_2",
+            x_2,
+            dims,
+            last_dim=self.d_in,
+            allow_unbatched=True,
+            like=self,
         )
         if x_1.shape[:-2] != x_2.shape[:-2]:
             raise ValueError(

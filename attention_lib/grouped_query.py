@@ -115,7 +115,11 @@ class GroupedQueryAttention(nn.Module):
         self, x: torch.Tensor, use_cache: bool = False
     ) -> torch.Tensor:
         check_tensor(
-            "x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in
+            "x",
+            x,
+            ("batch", "num_tokens", "d_in"),
+            last_dim=self.d_in,
+            like=self,
         )
         b, num_tokens, _ = x.shape
         if use_cache:

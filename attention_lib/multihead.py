@@ -206,7 +206,11 @@ class MultiHeadAttention(nn.Module):
         use_cache: bool = False,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         check_tensor(
-            "x", x, ("batch", "num_tokens", "d_in"), last_dim=self.d_in
+            "x",
+            x,
+            ("batch", "num_tokens", "d_in"),
+            last_dim=self.d_in,
+            like=self,
         )
         b, num_tokens, _ = x.shape
         check_num_tokens(num_tokens, self.context_length)
@@ -222,6 +226,14 @@ class MultiHeadAttention(nn.Module):
         # The queries are the last num_tokens of num_keys positions: their
         # rows of the mask, bottom-right aligned. (num_tokens, num_keys)
         mask = self.mask[num_past:num_keys, :num_keys]
+        if isinstance(key_padding_mask, bool):
+            # The book's forward(x, use_cache) takes it second; here it is
+            # keyword-only, after the padding.
+            raise TypeError(
+                "key_padding_mask must be a boolean tensor or None, got "
+                f"{key_padding_mask}: use_cache is keyword-only, "
+                "module(x, use_cache=True)"
+            )
         if key_padding_mask is not None:
             check_mask(
                 "key_padding_mask",

@@ -51,6 +51,7 @@ class SelfAttentionV1(nn.Module):
             ("batch", "num_tokens", "d_in"),
             last_dim=self.d_in,
             allow_unbatched=True,
+            like=self,
         )
         keys = x @ self.W_key
         queries = x @ self.W_query
@@ -107,6 +108,7 @@ class SelfAttentionV2(nn.Module):
             ("batch", "num_tokens", "d_in"),
             last_dim=self.d_in,
             allow_unbatched=True,
+            like=self,
         )
         keys = self.W_key(x)
         queries = self.W_query(x)

@@ -37,6 +37,32 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         r"num_heads must be a positive integer, got 0",
     ),
     "float size": (lambda: al.SelfAttentionV1(3.0, 2), ValueError, r"d_in must be a positive integer, got 3.0"),  # type: ignore[arg-type]
+    # an input the module's weights do not match: dtype, device; the book's positional use_cache
+    "mha float64 input": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X.double()),
+        TypeError,
+        r"x must have the dtype of the module's weights, torch.float32, got torch.float64: convert one",
+    ),
+    "gqa bfloat16 module": (
+        lambda: al.GroupedQueryAttention(3, 4, 0.0, 2, 1).bfloat16()(X),
+        TypeError,
+        r"x must have the dtype of the module's weights, torch.bfloat16, got torch.float32",
+    ),
+    "v2 meta input": (
+        lambda: al.SelfAttentionV2(3, 2)(X.to("meta")),
+        ValueError,
+        r"x must be on the device of the module's weights, cpu, got meta",
+    ),
+    "cross float64 x_2": (
+        lambda: al.CrossAttention(3, 2, 2)(X, X.double()),
+        TypeError,
+        r"x_2 must have the dtype of the module's weights",
+    ),
+    "mha use_cache positional": (
+        lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X, True),  # type: ignore[arg-type]
+        TypeError,
+        r"key_padding_mask must be a boolean tensor or None, got True: use_cache is keyword-only",
+    ),
     # input of the wrong rank
     "mha 2-D input": (
         lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X[0]),
@@ -277,6 +303,13 @@ def _fill_cache(module: torch.nn.Module, num_tokens: int) -> torch.nn.Module:
     """``module`` with the first ``num_tokens`` tokens of both sequences of ``X`` in its cache."""
     module(X[:, :num_tokens], use_cache=True)
     return module
+
+
+def test_a_module_under_autocast_takes_an_input_of_another_dtype() -> None:
+    """Autocast converts inside the layers, so the dtype check stands aside."""
+    module = al.MultiHeadAttention(3, 4, 4, 0.0, 2).bfloat16()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert module(X).shape == (2, 4, 4)
 
 
 @pytest.mark.parametrize(("call", "error", "message"), BAD.values(), ids=BAD.keys())
