@@ -25,6 +25,21 @@ from ._rules import NONE, Broken, Rules, active, watched
 COUNT = 20
 
 
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scale: float,
+    dim: int = -1,
+) -> torch.Tensor:
+    """Scaled dot-product attention as the chapters write it, softmax over
+    ``dim``: the library's result, or with other arguments, a typical
+    mistake's. The steps come in the reader's order, so that a wrong
+    answer's raises the same error as the reader's code."""
+    # (..., t_q, d) @ (..., d, t_k) -> (..., t_q, t_k)
+    return torch.softmax(q @ k.transpose(-2, -1) / scale, dim=dim) @ v
+
+
 def values_on(reference: str) -> dict[str, Any]:
     """The fields of a "values" line: equal to ``reference`` on COUNT inputs."""
     return {"reference": reference, "count": COUNT}

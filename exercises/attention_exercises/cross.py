@@ -8,7 +8,15 @@ import torch
 from attention_lib.cross import CrossAttention
 from attention_lib.dot_product import DotProductAttention
 
-from ._core import COUNT, Exercise, call, expect, hinted, values_on
+from ._core import (
+    COUNT,
+    Exercise,
+    attend,
+    call,
+    expect,
+    hinted,
+    values_on,
+)
 from ._messages import Messages, messages
 from ._rules import Rules
 
@@ -24,18 +32,6 @@ _QUERY_AXIS = {
 }
 
 WORDS: Messages = messages("cross")
-
-
-def _attend(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    scale: float,
-    dim: int = -1,
-) -> torch.Tensor:
-    # The reader's steps, in the reader's order, so that a wrong one
-    # raises the same error as theirs.
-    return torch.softmax(q @ k.transpose(-2, -1) / scale, dim=dim) @ v
 
 
 def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -62,15 +58,15 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         q2, k2, v2 = x_2 @ w_q, x_2 @ w_k, x_2 @ w_v
         root = d_kq**0.5
         wrong = {
-            "kv_from_x1": lambda: _attend(q1, k1, v1, root),
-            "queries_from_x2": lambda: _attend(q2, k2, v2, root),
-            "keys_from_x1": lambda: _attend(q1, k1, v2, root),
-            "values_from_x1": lambda: _attend(q1, k2, v1, root),
-            "scale_d_k": lambda: _attend(q1, k2, v2, d_kq),
-            "scale_d_in": lambda: _attend(q1, k2, v2, d_in**0.5),
-            "no_scale": lambda: _attend(q1, k2, v2, 1.0),
+            "kv_from_x1": lambda: attend(q1, k1, v1, root),
+            "queries_from_x2": lambda: attend(q2, k2, v2, root),
+            "keys_from_x1": lambda: attend(q1, k1, v2, root),
+            "values_from_x1": lambda: attend(q1, k2, v1, root),
+            "scale_d_k": lambda: attend(q1, k2, v2, d_kq),
+            "scale_d_in": lambda: attend(q1, k2, v2, d_in**0.5),
+            "no_scale": lambda: attend(q1, k2, v2, 1.0),
             "dot_t": lambda: torch.softmax(q1 @ k2.T / root, dim=-1) @ v2,
-            "softmax_queries": lambda: _attend(q1, k2, v2, root, dim=-2),
+            "softmax_queries": lambda: attend(q1, k2, v2, root, dim=-2),
         }
         out = call(answer, x_1, x_2, *weights, wrong=wrong)
         with torch.no_grad():

@@ -22,6 +22,7 @@ from ._core import (
     Flow,
     Later,
     WrongAnswerError,
+    attend,
     backward,
     call,
     expect,
@@ -37,14 +38,6 @@ from ._messages import Messages, messages
 from ._rules import Rules
 
 WORDS: Messages = messages("pitfalls")
-
-
-def _attend(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, d_k: int
-) -> torch.Tensor:
-    # (..., t, d_out) @ (..., d_out, t) -> (..., t, t)
-    scores = q @ k.transpose(-2, -1)
-    return torch.softmax(scores / d_k**0.5, dim=-1) @ v
 
 
 def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -84,15 +77,15 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         q, k, v = qkv["q"], qkv["k"], qkv["v"]
         orders: dict[str, Callable[[], torch.Tensor]] = {
             "".join(order): functools.partial(
-                _attend, qkv[order[0]], qkv[order[1]], qkv[order[2]], d_out
+                attend, qkv[order[0]], qkv[order[1]], qkv[order[2]], d_out**0.5
             )
             for order in itertools.product("qkv", repeat=3)
             if order != ("q", "k", "v")
         }
         wrong: dict[str, Callable[[], torch.Tensor]] = {
             **orders,
-            "scale_fused": lambda: _attend(q, k, v, 3 * d_out),
-            "no_scale": lambda: _attend(q, k, v, 1),
+            "scale_fused": lambda: attend(q, k, v, (3 * d_out) ** 0.5),
+            "no_scale": lambda: attend(q, k, v, 1.0),
         }
         out = call(module, x, wrong=wrong)
         try:

@@ -15,6 +15,7 @@ from ._core import (
     Exercise,
     Later,
     WrongAnswerError,
+    attend,
     backward,
     call,
     close,
@@ -32,16 +33,6 @@ from ._messages import Messages, messages
 from ._rules import Rules
 
 WORDS: Messages = messages("self_attention")
-
-
-def _attend(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    scale: float,
-    dim: int = -1,
-) -> torch.Tensor:
-    return torch.softmax(q @ k.T / scale, dim=dim) @ v
 
 
 def _sizes(seed: int) -> tuple[int, int, int]:
@@ -83,14 +74,14 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             )
         root = math.sqrt(d_out)
         wrong = {
-            "scale_d_k": lambda: _attend(q, k, v, d_out),
-            "scale_d_in": lambda: _attend(q, k, v, math.sqrt(d_in)),
-            "scale_n": lambda: _attend(q, k, v, math.sqrt(n)),
-            "no_scale": lambda: _attend(q, k, v, 1.0),
-            "keys_from_query": lambda: _attend(q, q, v, root),
-            "values_from_key": lambda: _attend(q, k, k, root),
-            "dim0": lambda: _attend(q, k, v, root, dim=0),
-            **({"bias": lambda: _attend(qb, kb, vb, root)} if biases else {}),
+            "scale_d_k": lambda: attend(q, k, v, d_out),
+            "scale_d_in": lambda: attend(q, k, v, math.sqrt(d_in)),
+            "scale_n": lambda: attend(q, k, v, math.sqrt(n)),
+            "no_scale": lambda: attend(q, k, v, 1.0),
+            "keys_from_query": lambda: attend(q, q, v, root),
+            "values_from_key": lambda: attend(q, k, k, root),
+            "dim0": lambda: attend(q, k, v, root, dim=0),
+            **({"bias": lambda: attend(qb, kb, vb, root)} if biases else {}),
         }
         out = call(module, x, wrong=wrong)
         with torch.no_grad():

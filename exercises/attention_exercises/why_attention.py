@@ -48,9 +48,10 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             queries = 100 * queries
         queries.requires_grad_()
         states.requires_grad_()
+        inputs = {"queries": queries, "states": states}
         with torch.no_grad():
             scores = queries @ states.T  # (m, d) @ (d, n) -> (m, n)
-            expected = torch.softmax(scores, dim=-1) @ states
+            expected = _contexts(inputs)
         wrong = {
             "last_state": lambda: states[-1].expand(m, d),
             "mean": lambda: states.mean(dim=0).expand(m, d),
@@ -67,7 +68,6 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         out = call(answer, queries, states, wrong=wrong)
         expect(out, expected, "context", wrong)
-        inputs = {"queries": queries, "states": states}
         return out, inputs, "context", _contexts
 
     for flow in [once(seed) for seed in range(COUNT)]:
@@ -114,9 +114,9 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             ),
         }
         out = call(answer, x, pos_embedding, wrong=wrong)
-        expect(out, (x + table[:t]).detach(), "output", wrong)
         # The position vectors are trained with the rest of the model.
         inputs = {"x": x, "pos_embedding": pos_embedding.weight}
+        expect(out, _embedded(inputs).detach(), "output", wrong)
         return out, inputs, "output", _embedded
 
     for flow in [once(seed) for seed in range(COUNT)]:
