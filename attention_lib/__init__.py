@@ -41,6 +41,7 @@ from .scoring import (
     scaled_dot_product_scores,
 )
 from .self_attention import SelfAttentionV1, SelfAttentionV2
+from .static_cache import StaticKVCache, capture_decode_step
 from .weight_free import (
     attn_scores_all,
     attn_scores_all_loop,
@@ -68,12 +69,14 @@ __all__ = [
     "PreviousTokens",
     "SelfAttentionV1",
     "SelfAttentionV2",
+    "StaticKVCache",
     "additive_scores",
     "append_to_cache",
     "attn_scores_all",
     "attn_scores_all_loop",
     "attn_scores_for_query",
     "attn_scores_loop",
+    "capture_decode_step",
     "causal_mask",
     "context_vector_loop",
     "context_vectors",

@@ -7,8 +7,12 @@ was expected. They are plain ``if`` statements rather than ``assert`` so that ``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from .static_cache import StaticKVCache
 
 
 def check_positive_int(name: str, value: object) -> int:
@@ -190,6 +194,71 @@ def check_cache_input(
             f"the KV cache holds {num_cached} tokens and x adds {num_tokens}: {num_cached + num_tokens} is "
             f"more than context_length={max_tokens}; call reset_cache() (and start again from a shorter "
             "context), or create the module with a larger context_length"
+        )
+
+
+def check_cache_update(
+    cache: StaticKVCache, keys: torch.Tensor, values: torch.Tensor
+) -> None:
+    """Refuse keys and values that a ``StaticKVCache`` cannot hold, before writing any."""
+    buffer = cache.keys
+    b, h, max_tokens, head_dim = buffer.shape
+    for name, new in (("keys", keys), ("values", values)):
+        if new.dim() != 4 or (new.shape[0], new.shape[1], new.shape[3]) != (
+            b,
+            h,
+            head_dim,
+        ):
+            raise ValueError(
+                f"{name} must have shape (batch={b}, num_kv_heads={h}, num_tokens, head_dim={head_dim}) "
+                f"to fit the cache, got {tuple(new.shape)}: a cache serves one layer and one batch"
+            )
+        if new.dtype != buffer.dtype or new.device != buffer.device:
+            raise TypeError(
+                f"{name} must have the cache's dtype and device, {buffer.dtype} on {buffer.device}, got "
+                f"{new.dtype} on {new.device}: create the cache with the layer's dtype and device"
+            )
+    if (
+        not cache.static_shapes
+        and cache.num_filled + keys.shape[2] > max_tokens
+    ):
+        raise ValueError(
+            f"the cache holds {cache.num_filled} tokens and {keys.shape[2]} more do not fit in "
+            f"max_tokens={max_tokens}: call reset() before a new sequence, or allocate a larger cache"
+        )
+
+
+def check_static_cache(
+    cache: object,
+    module: torch.nn.Module,
+    use_cache: bool,
+    key_padding_mask: torch.Tensor | None = None,
+) -> None:
+    """Refuse a ``cache=`` argument that is not a ``StaticKVCache`` or that another option contradicts."""
+    from .static_cache import (
+        StaticKVCache,  # the cache module imports these checks
+    )
+
+    if not isinstance(cache, StaticKVCache):
+        raise TypeError(
+            f"cache must be a StaticKVCache or None, got {type(cache).__name__}"
+        )
+    if use_cache:
+        raise ValueError(
+            "cache= and use_cache=True are two caches for the same tokens: pass one of them "
+            "(cache= for a cache allocated once, use_cache=True for the module's own)"
+        )
+    if key_padding_mask is not None:
+        raise ValueError(
+            "key_padding_mask cannot be combined with cache=: the cache would forget which of its "
+            "tokens were padding"
+        )
+    max_tokens = cache.keys.shape[2]
+    context_length = getattr(module, "context_length", None)
+    if context_length is not None and max_tokens > context_length:
+        raise ValueError(
+            f"the cache has max_tokens={max_tokens}, more than the module's "
+            f"context_length={context_length}: allocate it with max_tokens <= {context_length}"
         )
 
 

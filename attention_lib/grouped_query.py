@@ -12,6 +12,7 @@ from ._checks import (
     check_dropout,
     check_kv_groups,
     check_positive_int,
+    check_static_cache,
     check_tensor,
 )
 from .heads import merge_heads, split_heads
@@ -21,6 +22,7 @@ from .kv_cache import (
     num_cached,
 )
 from .masks import causal_mask, masked_softmax, to_sdpa_mask
+from .static_cache import StaticKVCache
 
 # scaled_dot_product_attention takes enable_gqa from torch 2.5 on.
 SDPA_HAS_GQA = tuple(
@@ -45,10 +47,16 @@ class GroupedQueryAttention(nn.Module):
     The signature, the order in which the parameters are created (``W_key``,
     ``W_value``, ``W_query``, ``out_proj`` without bias) and the cache API
     (``forward(x, use_cache=True)``, ``reset_cache()``, the non-persistent
-    buffers ``cache_k`` and ``cache_v``) are those of the book's GQA code, so
-    the same seed gives the same module. There is no ``context_length`` and no
+    buffers ``cache_k`` and ``cache_v``) are those of the book's GQA code
+    (``ch04/04_gqa``), so the same seed gives the same module; unlike it, a
+    call without ``use_cache`` keeps the cache. (The book's Llama 3 and Qwen3
+    chapters use ``(d_in, d_out, num_heads, num_kv_groups, dtype)``, without
+    dropout.) There is no ``context_length`` and no
     mask buffer: the causal mask is built for each forward, aligned
-    bottom-right when the cache holds earlier tokens.
+    bottom-right when the cache holds earlier tokens. With ``cache=`` a
+    [`StaticKVCache`][attention_lib.static_cache.StaticKVCache] of
+    ``num_kv_groups`` heads holds the keys and values instead (not with
+    ``use_cache=True``).
 
     Two paths agree to floating-point rounding: the fast path passes the
     key/value heads to `torch.nn.functional.scaled_dot_product_attention`
@@ -112,7 +120,11 @@ class GroupedQueryAttention(nn.Module):
         clear_cache(self)
 
     def forward(
-        self, x: torch.Tensor, use_cache: bool = False
+        self,
+        x: torch.Tensor,
+        use_cache: bool = False,
+        *,
+        cache: StaticKVCache | None = None,
     ) -> torch.Tensor:
         check_tensor(
             "x",
@@ -124,6 +136,8 @@ class GroupedQueryAttention(nn.Module):
         b, num_tokens, _ = x.shape
         if use_cache:
             check_cache_input(self.cache_k, b, num_tokens, None)
+        if cache is not None:
+            check_static_cache(cache, self, use_cache)
         num_past = num_cached(self) if use_cache else 0
 
         # (b, t, d_out) -> (b, num_heads, t, head_dim)
@@ -136,17 +150,24 @@ class GroupedQueryAttention(nn.Module):
             # -> (b, num_kv_groups, num_past + t, head_dim)
             keys, values = append_to_cache(self, keys, values)
         num_keys = num_past + num_tokens
+        fast_path = self.use_sdpa and SDPA_HAS_GQA
+        mask = None
+        if cache is not None:
+            # -> (b, num_kv_groups, num_keys, head_dim), and the mask of the
+            # cache's slots, (t, num_keys) or None when all are visible
+            keys, values, mask = cache.update(keys, values)
+        elif not fast_path or (num_past > 0 and num_tokens > 1):
+            # The queries are the last num_tokens of num_keys positions.
+            mask = causal_mask(
+                num_tokens, num_keys, device=x.device, align="lower_right"
+            )  # (num_tokens, num_keys)
 
-        if self.use_sdpa and SDPA_HAS_GQA:
+        if fast_path:
             # Without a cache is_causal builds no mask; one new token may
             # see every key, so it needs none; only a chunk after a cache
-            # does. (A mask rules out FlashAttention on a GPU.)
-            attn_mask = None
-            if num_past > 0 and num_tokens > 1:
-                mask = causal_mask(
-                    num_tokens, num_keys, device=x.device, align="lower_right"
-                )  # (num_tokens, num_keys)
-                attn_mask = to_sdpa_mask(mask)
+            # does, and a StaticKVCache with static_shapes, whose empty
+            # slots must be hidden. (A mask rules out FlashAttention.)
+            attn_mask = None if mask is None else to_sdpa_mask(mask)
             # enable_gqa: SDPA pairs each key/value head with its group of
             # query heads itself (without a copy on the fused kernels; the
             # math backend repeats them).
@@ -156,14 +177,10 @@ class GroupedQueryAttention(nn.Module):
                 values,
                 attn_mask=attn_mask,
                 dropout_p=self.dropout.p if self.training else 0.0,
-                is_causal=num_past == 0,
+                is_causal=num_past == 0 and cache is None,
                 enable_gqa=True,
             )
         else:
-            # The queries are the last num_tokens of num_keys positions.
-            mask = causal_mask(
-                num_tokens, num_keys, device=x.device, align="lower_right"
-            )  # (num_tokens, num_keys)
             # Query head i uses key/value head i // group_size, so each
             # key/value head is repeated group_size times *in place*:
             # [K0, K1] -> [K0, K0, K1, K1] (.repeat would give

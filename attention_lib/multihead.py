@@ -13,6 +13,7 @@ from ._checks import (
     check_mask,
     check_num_tokens,
     check_positive_int,
+    check_static_cache,
     check_tensor,
 )
 from .causal import CausalAttention
@@ -28,6 +29,7 @@ from .masks import (
     refill_causal_mask,
     to_sdpa_mask,
 )
+from .static_cache import StaticKVCache
 
 
 # --8<-- [start:MultiHeadAttentionWrapper]
@@ -118,6 +120,11 @@ class MultiHeadAttention(nn.Module):
     dict and ``reset_parameters()`` empty it too. ``use_cache`` and
     ``key_padding_mask`` do not go together.
 
+    With ``cache=`` a [`StaticKVCache`][attention_lib.static_cache.StaticKVCache]
+    (allocated once, written in place, for CUDA graphs) holds the keys and
+    values instead, and the module's own cache is left alone; it does not go
+    with ``use_cache=True`` or ``key_padding_mask`` either.
+
     Args:
         d_in: size of each input vector.
         d_out: size of the output; must be divisible by ``num_heads``.
@@ -204,6 +211,7 @@ class MultiHeadAttention(nn.Module):
         need_weights: bool = False,
         *,
         use_cache: bool = False,
+        cache: StaticKVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         check_tensor(
             "x",
@@ -221,6 +229,8 @@ class MultiHeadAttention(nn.Module):
                     "the cache would forget which of its tokens were padding"
                 )
             check_cache_input(self.cache_k, b, num_tokens, self.context_length)
+        if cache is not None:
+            check_static_cache(cache, self, use_cache, key_padding_mask)
         num_past = num_cached(self) if use_cache else 0
         num_keys = num_past + num_tokens
         # The queries are the last num_tokens of num_keys positions: their
@@ -254,13 +264,19 @@ class MultiHeadAttention(nn.Module):
         if use_cache:
             # -> (b, num_heads, num_past + t, head_dim)
             keys, values = append_to_cache(self, keys, values)
+        slot_mask = None
+        if cache is not None:
+            # -> (b, num_heads, num_keys, head_dim), and the mask of the
+            # cache's slots, (t, num_keys) or None when all are visible
+            keys, values, slot_mask = cache.update(keys, values)
 
         if need_weights or not self.use_sdpa:
             # (b, h, t, head_dim) @ (b, h, head_dim, num_keys)
             # -> (b, h, t, num_keys)
             attn_scores = queries @ keys.transpose(2, 3)
             attn_weights = masked_softmax(
-                attn_scores / self.head_dim**0.5, mask
+                attn_scores / self.head_dim**0.5,
+                mask if cache is None else slot_mask,
             )
             attn_weights = self.dropout(attn_weights)
             # (b, h, t, num_keys) @ (b, h, num_keys, head_dim)
@@ -268,7 +284,17 @@ class MultiHeadAttention(nn.Module):
             context_vec = attn_weights @ values
         else:
             dropout_p = self.dropout.p if self.training else 0.0
-            if key_padding_mask is None and num_past == 0:
+            if cache is not None:
+                context_vec = F.scaled_dot_product_attention(
+                    queries,
+                    keys,
+                    values,
+                    attn_mask=None
+                    if slot_mask is None
+                    else to_sdpa_mask(slot_mask),
+                    dropout_p=dropout_p,
+                )
+            elif key_padding_mask is None and num_past == 0:
                 # is_causal aligns the mask top-left, which is right only
                 # when the queries start at position 0.
                 context_vec = F.scaled_dot_product_attention(

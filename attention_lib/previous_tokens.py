@@ -86,6 +86,11 @@ def previous_tokens_loss(
     Returns:
         A scalar tensor, averaged over both targets of every position.
     """
+    if token_ids.dim() == 2 and token_ids.shape[1] < 3:
+        raise ValueError(
+            "token_ids must have at least 3 tokens (the first target is at "
+            f"position 2), got shape {tuple(token_ids.shape)}"
+        )
     logits, _ = model(token_ids)
     # From position 2 on, the targets are the tokens one and two back:
     # (b, t - 2, 2)
@@ -109,12 +114,15 @@ def train_previous_tokens(
     Returns:
         The loss of the last batch.
     """
+    check_positive_int("steps", steps)
+    # Drawn on the CPU, so a seed gives the same batches on every device.
     generator = torch.Generator().manual_seed(seed)
+    device = next(model.parameters()).device
     optimizer = torch.optim.Adam(model.parameters(), lr=0.01)
     shape = (64, model.context_length)  # a new random batch each step
     for _ in range(steps):
         token_ids = torch.randint(model.vocab_size, shape, generator=generator)
-        loss = previous_tokens_loss(model, token_ids)
+        loss = previous_tokens_loss(model, token_ids.to(device))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -44,3 +44,29 @@ def test_the_model_checks_its_input() -> None:
         model(torch.zeros(2, 8))
     with pytest.raises(ValueError, match="more than context_length=8"):
         model(torch.zeros(1, 9, dtype=torch.long))
+
+
+def test_the_loss_refuses_fewer_than_three_tokens() -> None:
+    """With two tokens no position has two tokens before it: the mean of nothing would be nan."""
+    torch.manual_seed(0)
+    model = al.PreviousTokens(vocab_size=5, context_length=6, d_model=8, num_heads=2)
+    with pytest.raises(ValueError, match=r"at least 3 tokens .* got shape \(2, 2\)"):
+        al.previous_tokens_loss(model, torch.zeros(2, 2, dtype=torch.long))
+    assert torch.isfinite(al.previous_tokens_loss(model, torch.zeros(2, 3, dtype=torch.long)))
+
+
+def test_training_takes_at_least_one_step() -> None:
+    model = al.PreviousTokens(vocab_size=5, context_length=6, d_model=8, num_heads=2)
+    with pytest.raises(ValueError, match="steps must be a positive integer, got 0"):
+        al.train_previous_tokens(model, steps=0)
+
+
+def test_training_draws_its_batches_where_the_model_is(device: torch.device) -> None:
+    """The batches follow the model to its device, and a seed gives the same training on every device."""
+    losses = []
+    for where in ("cpu", device):
+        torch.manual_seed(0)
+        model = al.PreviousTokens(vocab_size=5, context_length=6, d_model=8, num_heads=2)
+        model = model.double().to(where)
+        losses.append(al.train_previous_tokens(model, steps=3))
+    assert losses[0] == pytest.approx(losses[1], rel=1e-6)
