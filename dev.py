@@ -40,7 +40,7 @@ TASKS = {
     "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
     "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
-    "benchmarks": "measure attention_lib against PyTorch and print the tables (mha_cpu; kv_cache, attention_paths)",
+    "benchmarks": "time attention_lib and PyTorch, print tables (mha_cpu, kv_cache, fast_decoding, attention_paths)",
 }
 
 

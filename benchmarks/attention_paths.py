@@ -1,9 +1,10 @@
 """How PyTorch runs attention, measured: time and peak memory of each path as the sequence grows.
 
 One causal attention layer the size of GPT-2 small's (batch 1, ``d_in = d_out = 768``, 12 heads of 64),
-dropout off. For each number of tokens it measures, forward only (under ``torch.inference_mode()``, the modules
-left in training mode, so that nn.MultiheadAttention runs the path its hint speeds up, not its eval fast path) and
-forward + backward (a training step's attention: ``out.sum().backward()``),
+dropout off. For each number of tokens it measures, forward only (an inference: the modules in ``eval()``, under
+``torch.inference_mode()``, where nn.MultiheadAttention takes its fast path, ``torch._native_multi_head_attention``,
+which ignores the hint ``is_causal`` and applies the mask it is given) and forward + backward (a training step's
+attention, the modules in training mode: ``out.sum().backward()``),
 
 * ``ours``: ``MultiHeadAttention`` with its defaults (``scaled_dot_product_attention``, ``is_causal=True``);
 * ``ours_explicit``: the same module with ``use_sdpa = False`` (scores, ``masked_softmax``, weighted sum);
@@ -96,6 +97,8 @@ def path_function(path: str, num_tokens: int, mode: str, device: str, dtype: tor
     }
     forward = forwards[path]
     if not training:
+        ours.eval()
+        theirs.eval()
         return forward
     ours.train()
     theirs.train()

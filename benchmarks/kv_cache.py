@@ -1,8 +1,8 @@
 """The KV cache, measured: the cost of one generated token with and without the cache, and the cache's size.
 
-One attention layer the size of GPT-2 small's (batch 1, ``d_in = d_out = 768``, 12 heads of 64), float32,
-eval mode, under ``torch.inference_mode()``. For each context length ``n`` it times, interleaved round by
-round,
+One attention layer the size of GPT-2 small's (batch 1, ``d_in = d_out = 768``, 12 heads of 64), float32
+(or ``--dtype bfloat16``), eval mode, under ``torch.inference_mode()``. For each context length ``n`` it
+times, interleaved round by round,
 
 * recompute: what generating without a cache does for one new token, a forward of all ``n + 1`` tokens;
 * cached: one ``forward(x_new, use_cache=True)`` of ``MultiHeadAttention`` with ``n`` tokens in its cache
@@ -14,12 +14,12 @@ fills the caches of ``MultiHeadAttention``, ``GroupedQueryAttention(num_kv_group
 ``num_kv_groups=1`` (MQA) with 1,024 tokens and reports their ``nbytes`` against the formula
 ``2 x batch x kv_heads x tokens x head_dim x bytes``.
 
-Writes ``benchmarks/data/kv-cache-<device>.json`` (with the machine, torch version and date), which the KV cache
-and GQA pages show. Run from the repository root::
+Writes ``benchmarks/data/kv-cache-<device>.json`` (``kv-cache-<device>-bfloat16.json`` for bfloat16), with the
+machine, torch version and date, which the KV cache and GQA pages show. Run from the repository root::
 
     python3 dev.py benchmarks kv_cache            # about a minute on 2 cores
     python3 dev.py benchmarks kv_cache --quick    # a smoke run; writes nothing
-    python3 dev.py benchmarks kv_cache --device cuda   # a GPU (the GPU CI job)
+    python3 dev.py benchmarks kv_cache --device cuda   # a GPU (the GPU CI job, also with --dtype bfloat16)
 """
 
 from __future__ import annotations
@@ -38,14 +38,16 @@ D_MODEL, NUM_HEADS, KV_GROUPS = 768, 12, 4
 HEAD_DIM = D_MODEL // NUM_HEADS
 CONTEXTS = [128, 256, 512, 1024, 2048]
 MEMORY_TOKENS = 1024
-TOLERANCE = 1e-4
+TOLERANCE = {"float32": 1e-4, "bfloat16": 5e-2}
 
 
-def build(max_tokens: int, device: str) -> tuple[MultiHeadAttention, GroupedQueryAttention, torch.Tensor]:
+def build(
+    max_tokens: int, device: str, dtype: torch.dtype
+) -> tuple[MultiHeadAttention, GroupedQueryAttention, torch.Tensor]:
     torch.manual_seed(0)
-    mha = MultiHeadAttention(D_MODEL, D_MODEL, max_tokens, 0.0, NUM_HEADS).eval().to(device)
-    gqa = GroupedQueryAttention(D_MODEL, D_MODEL, 0.0, NUM_HEADS, KV_GROUPS).eval().to(device)
-    x = torch.randn(1, max_tokens, D_MODEL, device=device)
+    mha = MultiHeadAttention(D_MODEL, D_MODEL, max_tokens, 0.0, NUM_HEADS).eval().to(device, dtype)
+    gqa = GroupedQueryAttention(D_MODEL, D_MODEL, 0.0, NUM_HEADS, KV_GROUPS).eval().to(device, dtype)
+    x = torch.randn(1, max_tokens, D_MODEL, device=device, dtype=dtype)
     return mha, gqa, x
 
 
@@ -63,8 +65,8 @@ def step_with_cache_of(module: torch.nn.Module, context: torch.Tensor, new: torc
     return step
 
 
-def decode_table(contexts: list[int], rounds: int, calls: int, device: str) -> dict[str, list[float]]:
-    mha, gqa, x = build(max(contexts) + 1, device)
+def decode_table(contexts: list[int], rounds: int, calls: int, device: str, dtype: str) -> dict[str, list[float]]:
+    mha, gqa, x = build(max(contexts) + 1, device, getattr(torch, dtype))
     synchronize = torch.cuda.synchronize if device == "cuda" else lambda: None
     rows: dict[str, list[float]] = {"recompute_ms": [], "cached_ms": [], "gqa_cached_ms": [], "ratio": []}
     mha(x)  # warm-up: the first calls start thread pools and load kernels
@@ -77,7 +79,7 @@ def decode_table(contexts: list[int], rounds: int, calls: int, device: str) -> d
             "gqa_cached": step_with_cache_of(gqa, context, new),
         }
         difference = (steps["cached"]() - mha(x[:, : n + 1])[:, -1:]).abs().max().item()
-        if difference > TOLERANCE:
+        if difference > TOLERANCE[dtype]:
             sys.exit(f"the cached step disagrees with the full forward at {n} tokens: {difference:.2e}")
         timed = {name: (lambda step=step: (step(), synchronize())) for name, step in steps.items()}
         samples = time_interleaved(timed, rounds, calls, warmup=2)
@@ -121,6 +123,7 @@ def memory_table(num_tokens: int, device: str) -> dict[str, dict[str, int]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--rounds", type=int, default=9, help="timing rounds (default 9)")
     parser.add_argument("--calls", type=int, default=5, help="calls of each candidate per round (default 5)")
     parser.add_argument("--quick", action="store_true", help="two small contexts, three rounds, nothing written")
@@ -132,16 +135,16 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"--device cuda: torch {torch.__version__} sees no CUDA device")
     info = provenance(args.device)
     print(f"torch {info['torch']}, {info['threads']} threads, {args.device}: {info['device_name']}, {load_average()}")
-    print(f"batch 1, d_model {D_MODEL}, {NUM_HEADS} heads, float32, eval, inference_mode")
+    print(f"batch 1, d_model {D_MODEL}, {NUM_HEADS} heads, {args.dtype}, eval, inference_mode")
     print()
     with torch.inference_mode():
         print(f"Time of one new token ({rounds} interleaved rounds x {args.calls} calls, after warm-up)")
-        decode = decode_table(contexts, rounds, args.calls, args.device)
+        decode = decode_table(contexts, rounds, args.calls, args.device, args.dtype)
         memory = memory_table(64 if args.quick else MEMORY_TOKENS, args.device)
     print(f"after the timing: {load_average()}")
     if args.quick:
         return 0
-    config = {"batch": 1, "d_model": D_MODEL, "num_heads": NUM_HEADS, "num_kv_groups": KV_GROUPS, "dtype": "float32"}
+    config = {"batch": 1, "d_model": D_MODEL, "num_heads": NUM_HEADS, "num_kv_groups": KV_GROUPS, "dtype": args.dtype}
     data = {
         "provenance": info,
         "config": config,
@@ -149,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         "cache_tokens": MEMORY_TOKENS,
         "cache": memory,
     }
-    write_data(f"kv-cache-{args.device}", data)
+    write_data(f"kv-cache-{args.device}" + ("" if args.dtype == "float32" else f"-{args.dtype}"), data)
     return 0
 
 
