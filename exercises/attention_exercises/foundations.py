@@ -144,6 +144,10 @@ def _context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "rows_are_queries": lambda: weights.T @ x,
             "no_softmax": lambda: scores @ x,
             "inputs_last": lambda: x.T @ weights,
+            # The scaling of later chapters, a step too early here.
+            "scale_not_here": lambda: (
+                torch.softmax(scores / x.shape[-1] ** 0.5, dim=-1) @ x
+            ),
         }
         out = call(answer, x, wrong=wrong)
         expect(out, weights @ x, "context", wrong)

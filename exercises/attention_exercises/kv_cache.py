@@ -3,6 +3,7 @@ step by step against the library's forward over the whole sequence."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -11,6 +12,8 @@ import torch
 from attention_lib.heads import split_heads
 from attention_lib.masks import masked_softmax
 from attention_lib.multihead import MultiHeadAttention
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._core import (
     COUNT,
@@ -18,6 +21,7 @@ from ._core import (
     WrongAnswerError,
     call,
     expect,
+    hinted,
     values_on,
 )
 from ._messages import Messages, messages
@@ -152,7 +156,259 @@ def _cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [("values", values), ("steps", {}), ("cache_after", {})]
 
 
+# torch leaves TorchDispatchMode's __init_subclass__ and __init__ untyped.
+class _Graphable(TorchDispatchMode):  # type: ignore[no-untyped-call]
+    """Sees what a CUDA graph cannot record: a tensor's value read into
+    Python (``.item()``, ``int()``, a tensor as a slice bound), and a shape
+    that depends on values (``nonzero``, a boolean index)."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.reads = self.dynamic = 0
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        name = func._schema.name.split("::")[-1]
+        if name == "_local_scalar_dense":
+            self.reads += 1
+        elif name in (
+            "nonzero",
+            "masked_select",
+            "_unique2",
+            "unique_dim",
+        ) or (
+            name.startswith("index")
+            and any(
+                isinstance(i, torch.Tensor) and i.dtype == torch.bool
+                for arg in args
+                if isinstance(arg, (list, tuple))
+                for i in arg
+            )
+        ):
+            self.dynamic += 1
+        return func(*args, **(kwargs or {}))
+
+
+class _Copies(TorchFunctionMode):
+    """Sees the reads that bypass the operators: ``.tolist()``,
+    ``.numpy()``, and ``torch.tensor`` made from tensors."""
+
+    def __init__(self, graphable: _Graphable) -> None:
+        super().__init__()
+        self.graphable = graphable
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        name = getattr(func, "__name__", "")
+        data = args[0] if args else None
+        from_tensors = isinstance(data, (list, tuple)) and any(
+            isinstance(item, torch.Tensor) for item in data
+        )
+        if name in ("tolist", "numpy") or (name == "tensor" and from_tensors):
+            self.graphable.reads += 1
+        return func(*args, **(kwargs or {}))
+
+
+_BUFFERS = ("keys", "values", "position")
+
+
+def _given(result: torch.Tensor) -> Callable[[], torch.Tensor]:
+    return lambda: result
+
+
+def _moved(
+    cache: SimpleNamespace, recorded: list[tuple[torch.Tensor, int]]
+) -> str:
+    """The first of the cache's tensors that is no longer the object, or no
+    longer holds the memory, that a graph recorded ('' if none)."""
+    for name, (tensor, pointer) in zip(_BUFFERS, recorded, strict=True):
+        now: torch.Tensor = getattr(cache, name)
+        if now is not tensor or now.data_ptr() != pointer:
+            return f"cache.{name}"
+    return ""
+
+
+def _static_step(
+    answer: Any,
+    qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    full: torch.Tensor,
+    cache: SimpleNamespace,
+    start: int,
+    end: int,
+) -> None:
+    """One call of the reader's step on a cache allocated once: the tokens
+    start..end, with slots 0..start - 1 filled and the later slots holding
+    whatever an earlier sequence left there."""
+    q, k, v = qkv
+    head_dim = q.shape[-1]
+    new = (q[:, :, start:end], k[:, :, start:end], v[:, :, start:end])
+    t = end - start
+    # The buffers as a right answer leaves them after this step.
+    old_keys, old_values = cache.keys.clone(), cache.values.clone()
+    keys, values = old_keys.clone(), old_values.clone()
+    keys[:, :, start:end], values[:, :, start:end] = new[1], new[2]
+    slots = torch.arange(keys.shape[2])
+    mine = torch.arange(start, end)[:, None]  # (t, 1): each query's position
+    root = head_dim**0.5
+    right = slots > mine  # (t, max_tokens)
+
+    def attend(mask: torch.Tensor | None, scale: float = root) -> torch.Tensor:
+        return _attend(new[0], keys, values, mask, scale)
+
+    wrong: dict[str, Callable[[], torch.Tensor]] = {
+        "chunk_mask": lambda: attend(slots >= end),
+        "empty_slots": lambda: attend(None),
+        "no_offset": lambda: attend(slots > mine - start),
+        "static_sees_next": lambda: attend(slots > mine + 1),
+        "after_advance": lambda: attend(slots > mine + t - 1),
+        "scale_d_k": lambda: attend(right, head_dim),
+        "static_no_scale": lambda: attend(right, 1.0),
+        "fill_zero": lambda: (
+            torch.softmax(
+                (new[0] @ keys.transpose(2, 3) / root).masked_fill(right, 0.0),
+                -1,
+            )
+            @ values
+        ),
+    }
+    recorded = [
+        (getattr(cache, n), getattr(cache, n).data_ptr()) for n in _BUFFERS
+    ]
+    graphable = _Graphable()
+
+    @functools.wraps(answer)
+    def watched(*args: Any) -> Any:
+        # The answer alone: the checker's own reads do not count.
+        with _Copies(graphable), graphable:
+            return answer(*args)
+
+    with torch.no_grad():
+        out = call(watched, cache, *new, wrong=wrong)
+    if graphable.reads:
+        raise WrongAnswerError(
+            "reads_value", "reads_position", count=graphable.reads
+        )
+    if graphable.dynamic:
+        raise WrongAnswerError("dynamic_shape", "every_slot")
+    moved = _moved(cache, recorded)
+    if moved:
+        raise WrongAnswerError("replaced", "in_place", name=moved)
+    # Where the new tokens went, before what attention made of them.
+    for what, buffer, whole, old, mine_new, other in (
+        ("cache_k", cache.keys, keys, old_keys, new[1], new[2]),
+        ("cache_v", cache.values, values, old_values, new[2], new[1]),
+    ):
+        at_zero, shifted = old.clone(), old.clone()
+        at_zero[:, :, :t] = mine_new
+        if end + t <= old.shape[2]:
+            shifted[:, :, end : end + t] = mine_new
+        swapped = old.clone()
+        swapped[:, :, start:end] = other
+        # Added to the slots instead of written over them.
+        added = whole + old * ((slots >= start) & (slots < end))[:, None]
+        buffers = {
+            "slot_zero": _given(at_zero),
+            "advanced_first": _given(shifted),
+            "swapped": _given(swapped),
+            "no_write": _given(old),
+            "added": _given(added),
+        }
+        with hinted("slot_written", unless_named=True):
+            expect(buffer, whole, what, buffers)
+    for hint, hidden in (
+        ("static_hides_self", slots >= mine),
+        ("before_advance", slots >= start),
+        ("sdpa_polarity", ~right),
+    ):
+        wrong[hint] = functools.partial(
+            _telling, new[0], keys, values, hidden, root, out
+        )
+    expect(out, full[:, :, start:end], "context", wrong)
+    if not torch.equal(cache.position, torch.tensor(end)):
+        raise WrongAnswerError(
+            "position",
+            "position_value",
+            got=cache.position.tolist(),
+            expected=end,
+        )
+
+
+def _telling(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    hidden: torch.Tensor,
+    scale: float,
+    out: object,
+) -> torch.Tensor:
+    """A wrong mask's result, unless it is nan everywhere: an answer that is
+    all nan too may be any of several mistakes."""
+    result = _hide_self(q, k, v, hidden, scale, out)
+    return torch.full_like(result, 1e30) if result.isnan().all() else result
+
+
+def _projections(
+    mha: MultiHeadAttention, x: torch.Tensor
+) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
+    """q, k, v of ``x`` by heads, and the library's context vectors."""
+    captured: list[torch.Tensor] = []
+    hook = mha.out_proj.register_forward_pre_hook(
+        lambda module, args: captured.append(args[0])
+    )
+    with torch.no_grad():
+        mha(x)
+        # (b, n, d_out) -> (b, num_heads, n, head_dim), for q, k and v
+        q, k, v = (
+            split_heads(layer(x), mha.num_heads)
+            for layer in (mha.W_query, mha.W_key, mha.W_value)
+        )
+    hook.remove()
+    # (b, n, d_out) -> (b, num_heads, n, head_dim)
+    return (q, k, v), split_heads(captured[0], mha.num_heads)
+
+
+def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    for seed in range(COUNT):
+        b, num_heads, head_dim = 1 + seed % 2, 1 + seed % 3, 2 + seed % 3
+        n, d_out = 5 + seed % 5, num_heads * head_dim
+        torch.manual_seed(seed)
+        mha = MultiHeadAttention(d_out, d_out, n, 0.0, num_heads)
+        # Room for 1 to 3 more tokens than a sequence: empty slots remain.
+        shape = (b, num_heads, n + 1 + seed % 3, head_dim)
+        cache = SimpleNamespace(
+            keys=torch.zeros(shape),
+            values=torch.zeros(shape),
+            position=torch.tensor(0),
+        )
+        ends = [3 + seed % (n - 4)]
+        ends.append(ends[0] + 1)
+        while ends[-1] < n:
+            ends.append(min(n, ends[-1] + 1 + (seed + len(ends)) % 3))
+        # Two sequences through one cache, as after StaticKVCache.reset():
+        # the second finds the first one's keys and values in its slots.
+        for sequence in range(2):
+            x = torch.randn(b, n if sequence == 0 else ends[-2], d_out)
+            qkv, full = _projections(mha, x)
+            for start, end in zip([0, *ends[:-1]], ends, strict=True):
+                if end <= x.shape[1]:
+                    _static_step(answer, qkv, full, cache, start, end)
+            cache.position.zero_()
+    values = values_on("lib_forward")
+    return [("values", values), ("steps", {}), ("static_after", {})]
+
+
 EXERCISES = [
     Exercise("exercise-cached-attention", _cached_attention, WORDS),
     Exercise("exercise-cache-is-causal-bug", _cached_attention, WORDS),
+    Exercise("exercise-static-cache-bug", _static_cached_attention, WORDS),
 ]

@@ -1272,6 +1272,67 @@ RIGHT |= {
         """,
 }
 
+# The step for a CUDA graph: {write} the new tokens, {advance} the position, {attend} over every slot.
+STATIC = """
+def answer(cache, queries, keys, values):
+    n, slots = queries.shape[2], torch.arange(cache.keys.shape[2])
+    new_positions = cache.position + slots[:n]
+    {write}
+    {advance}
+    {attend}
+"""
+STATIC_WRITE = "cache.keys.index_copy_(2, new_positions, keys); cache.values.index_copy_(2, new_positions, values)"
+STATIC_ADVANCE = "cache.position.add_(n)"
+STATIC_ATTEND = (
+    "scores = (queries @ cache.keys.mT / queries.shape[-1] ** 0.5).masked_fill({hidden}, float('-inf'))\n"
+    "    return scores.softmax(dim=-1) @ cache.values"
+)
+RIGHT |= {
+    "exercise-static-cache-bug": STATIC.format(
+        write=STATIC_WRITE, advance=STATIC_ADVANCE, attend=STATIC_ATTEND.format(hidden="slots > new_positions[:, None]")
+    ),
+}
+WRONG += [
+    (
+        "exercise-static-cache-bug",
+        STATIC.format(write=STATIC_WRITE, advance=STATIC_ADVANCE, attend=STATIC_ATTEND.format(hidden=hidden)),
+        hint,
+    )
+    for hidden, hint in [
+        ("slots[None, :] >= cache.position", "chunk_mask"),
+        ("slots > slots[:n, None]", "no_offset"),
+        ("slots >= new_positions[:, None]", "static_hides_self"),
+    ]
+] + [
+    (
+        "exercise-static-cache-bug",
+        STATIC.format(
+            write=STATIC_WRITE,
+            advance="cache.position = cache.position + n",
+            attend=STATIC_ATTEND.format(hidden="slots > new_positions[:, None]"),
+        ),
+        "in_place",
+    ),
+    (
+        "exercise-static-cache-bug",
+        STATIC.format(
+            write="p = int(cache.position); cache.keys[:, :, p : p + n] = keys; cache.values[:, :, p : p + n] = values",
+            advance=STATIC_ADVANCE,
+            attend=STATIC_ATTEND.format(hidden="slots > new_positions[:, None]"),
+        ),
+        "reads_position",
+    ),
+    (
+        "exercise-static-cache-bug",
+        STATIC.format(
+            write="cache.keys.index_add_(2, new_positions, keys); cache.values.index_add_(2, new_positions, values)",
+            advance=STATIC_ADVANCE,
+            attend=STATIC_ATTEND.format(hidden="slots > new_positions[:, None]"),
+        ),
+        "added",
+    ),
+]
+
 # grouped-query (exercises/attention_exercises/grouped_query.py)
 GQA_FUNCTION = """
 def answer(queries, keys, values):
