@@ -40,7 +40,8 @@ class StaticKVCache(nn.Module):
         head_dim: size of each head.
         static_shapes: attend to the whole buffer with a mask, for CUDA
             graphs and ``torch.compile``; otherwise only to the filled slots.
-        dtype, device: of the buffers; the layer's keys must match.
+        dtype: of the keys and values; the layer's must match.
+        device: where the buffers live; the layer's keys must be there.
 
     Shape:
         - ``keys``, ``values``: ``(batch, num_kv_heads, max_tokens, head_dim)``.
@@ -98,7 +99,8 @@ class StaticKVCache(nn.Module):
         """Write the new tokens after the filled slots; return what to attend to.
 
         Args:
-            keys, values: the new tokens', ``(batch, num_kv_heads, t, head_dim)``.
+            keys: the new tokens' keys, ``(batch, num_kv_heads, t, head_dim)``.
+            values: the new tokens' values, the same shape.
 
         Returns:
             ``(keys, values, mask)``: the filled slots, ``(batch,
