@@ -209,6 +209,14 @@ def claims(page: str) -> list[str]:
             g >= r for g, r in zip(cuda["ms"]["graph"], cuda["ms"]["recompute"], strict=True)
         ):
             found.append("the page says the CUDA graph is cheaper than recomputing at every context")
+        one, eight = (load("fast-decoding-cuda")["tables"][f"bfloat16/{b}"]["ms"] for b in (1, 8))
+        if any(r >= c for r, c in zip(one["recompute"], one["cat"], strict=True)) or any(
+            r <= c for r, c in zip(eight["recompute"][-2:], eight["cat"][-2:], strict=True)
+        ):
+            found.append(
+                "the page says that in bfloat16 recomputing is cheaper than the eager cached step for one "
+                "sequence, and dearer for 8 from 2,048 tokens on"
+            )
     if page == "attention-backends.md":
         hinted = load("attention-cpu")["ratios"]["forward_backward_torch_mha_is_causal"][-1]
         if abs(hinted - 1) > 0.1:
