@@ -484,6 +484,30 @@ def glossary_allowances(root: Path = ROOT, locale: str = "zh") -> dict[str, str]
     return {word: page for _, _, avoid in _glossary_cells(root, locale) for word, page in avoid if page}
 
 
+#: A ratio said as a comparative with 倍 ("快 1.4 倍", "便宜几十倍", "小多少倍", "N 倍地"): read strictly,
+#: "快 1.4 倍" is 2.4 times as fast, and readers disagree on which is meant. CONTRIBUTING.zh-CN.md's rule:
+#: "A 是 B 的 N 倍" or "A 是 B 的几分之一".
+RATIO = re.compile(
+    r"(?:快|慢|便宜|贵|小|大|少|多|高|低|省|轻|重|短|长)了?\s*(?:约|近|将近|大约|足足)?\s*"
+    r"(?:[\d.,]+|[一二两三四五六七八九十百千几数多]+|多少)\s*倍"
+    r"|[\d.,]+\s*倍地"
+)
+
+
+def check_ratios(text: str, tr_path: str) -> list[Problem]:
+    """Chinese prose states a ratio as 是……的 N 倍 or 是……的几分之一, never as a comparative with 倍."""
+    return [
+        Problem(
+            tr_path,
+            number,
+            f"“{match[0]}” states a ratio as a comparative, which reads two ways",
+            "Write “A 是 B 的 N 倍” (or “A 只有 B 的几分之一”), as CONTRIBUTING.zh-CN.md says.",
+        )
+        for number, line in enumerate(_prose(text).splitlines(), start=1)
+        for match in RATIO.finditer(line)
+    ]
+
+
 def check_glossary(
     text: str, tr_path: str, locale: str, rows: list[tuple[str, str, list[str]]], allowed: Iterable[str] = ()
 ) -> list[Problem]:
@@ -615,6 +639,11 @@ def check_messages(locale: str, root: Path = ROOT) -> list[Problem]:
                         "Code is never translated: copy each `...` of the English message as it is.",
                     )
                 )
+            if locale.startswith("zh"):
+                problems += [
+                    Problem(tr_path, line, f"[{table}] {key}: {problem.what}", problem.fix)
+                    for problem in check_ratios(translated, tr_path)
+                ]
             if (
                 locale in CJK_LOCALES
                 and len(_prose_words(english_text)) >= 2
@@ -685,6 +714,8 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     problems += check_untranslated(pair, locale)
     if locale in CJK_LOCALES:
         problems += check_line_breaks(pair.translation, tr_path)
+    if locale.startswith("zh"):
+        problems += check_ratios(pair.translation, tr_path)
     if page != "glossary.md":
         allowed = [word for word, where in glossary_allowances(root, locale).items() if where == page]
         problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale), allowed)

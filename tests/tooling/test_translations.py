@@ -914,3 +914,35 @@ def test_a_translated_page_sets_the_checkers_language_and_shows_its_verdicts(
         assert problems == []
     else:
         assert [problem for problem in problems if what in problem.what], problems
+
+
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("缓存快 1.4 倍。\n", [1]),  # read strictly, 2.4 times as fast
+        ("便宜几十倍\n", [1]),
+        ("它小多少倍？\n", [1]),
+        ("大了 17 倍，\n", [1]),
+        ("内存少了约 3 倍\n", [1]),
+        ("2 倍地增长\n", [1]),
+        ("第一行\n\n慢 1,024 倍\n", [3]),
+        ("重新计算的耗时是缓存的 1.4 倍。\n", []),  # the rule's form
+        ("缓存只有它的几分之一。\n", []),
+        ("是 `torch.cat` 缓存的 3.9 到 4.6 倍\n", []),
+        ("```python\n# 快 2 倍\n```\n", []),  # code is not prose
+        ("`x` 快 2 倍的代码\n", [1]),  # inline code is blanked, the prose around it is read
+    ],
+)
+def test_the_ratio_check_can_fail(text: str, flagged: list[int]) -> None:
+    assert [problem.line for problem in translation_checks.check_ratios(text, "x.md")] == flagged
+
+
+def test_a_checker_message_states_ratios_the_same_way(tmp_path: Path) -> None:
+    """The messages of the exercise checker follow the rule too."""
+    folder = tmp_path / "exercises" / "attention_exercises" / "messages"
+    english, chinese = folder / "en.toml", folder / "zh.toml"
+    english.parent.mkdir(parents=True)
+    english.write_text('[labels]\nhint = "Hint: "\n[t]\nk = "the weights are 2 times too flat"\n', encoding="utf-8")
+    chinese.write_text('source_hash = "0"\n[labels]\nhint = "提示："\n[t]\nk = "权重小了 2 倍"\n', encoding="utf-8")
+    found = [problem.what for problem in translation_checks.check_messages("zh", tmp_path)]
+    assert any("[t] k:" in what and "comparative" in what for what in found), found
