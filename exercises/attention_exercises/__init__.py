@@ -22,6 +22,7 @@ returns.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from . import (
@@ -39,9 +40,17 @@ from . import (
     self_attention,
     why_attention,
 )
-from ._core import Exercise, Result, WrongAnswerError, broke, message, stopped
+from ._core import (
+    Exercise,
+    Result,
+    WrongAnswerError,
+    broke,
+    message,
+    say,
+    stopped,
+)
 from ._guard import isolated, set_time_limit
-from ._messages import LANGUAGES
+from ._messages import LANGUAGES, messages
 from ._rules import ruling
 
 # In the order of the chapters.
@@ -68,6 +77,9 @@ EXERCISES: dict[str, Exercise] = {
     for exercise in chapter.EXERCISES
 }
 
+
+#: What ``check`` says of a call it cannot make, in every language.
+_ERRORS = messages("errors")
 
 #: The language of the messages (``set_language``).
 _language = ["en"]
@@ -96,16 +108,21 @@ def diagnose(exercise: str, answer: Any, lang: str | None = None) -> Result:
         A `Result`: true when every check passed; ``str()`` of it is the
         message ``check`` prints, and ``hint`` names the hint given.
     """
-    if exercise not in EXERCISES:
-        known = ", ".join(sorted(EXERCISES))
-        raise ValueError(
-            f"exercise must be the id of an exercise, one of {known}; "
-            f"got {exercise!r}"
-        )
     if lang is None:
         lang = _language[0]
     elif lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {LANGUAGES}, got {lang!r}")
+    if exercise not in EXERCISES:
+        # A typo in the id is a learner's likeliest first mistake: say it
+        # in their language, with the nearest id.
+        known = ", ".join(sorted(EXERCISES))
+        text = say(
+            _ERRORS, "unknown_exercise", lang, known=known, got=exercise
+        )
+        close = difflib.get_close_matches(str(exercise), EXERCISES, n=1)
+        if close:
+            text += say(_ERRORS, "did_you_mean", lang, close=close[0])
+        raise ValueError(text)
     spec = EXERCISES[exercise]
     if not callable(answer):
         failure = WrongAnswerError(

@@ -1859,6 +1859,17 @@ def test_what_is_not_an_answer_is_named() -> None:
         diagnose("exercise-all-scores", lambda x: x, lang="fr")
 
 
+def test_a_mistyped_exercise_id_is_answered_in_the_learners_language_with_the_nearest_id() -> None:
+    with pytest.raises(ValueError, match=r"got 'exercise-stable-softmx'\. Did you mean 'exercise-stable-softmax'\?$"):
+        diagnose("exercise-stable-softmx", lambda x: x)
+    with pytest.raises(ValueError, match=r"^exercise 必须是一道练习的 id.*你想写的是不是 'exercise-stable-softmax'？$"):
+        diagnose("exercise-stable-softmx", lambda x: x, lang="zh")
+    # Nothing near: no suggestion.
+    with pytest.raises(ValueError, match="exercise must be the id") as raised:
+        diagnose("softmax", lambda x: x)
+    assert "Did you mean" not in str(raised.value)
+
+
 def test_a_module_that_is_not_one_is_named() -> None:
     result = diagnose("exercise-self-attention", lambda d_in, d_out: None)
     assert not result.passed
