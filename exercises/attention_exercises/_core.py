@@ -203,7 +203,9 @@ def stopped(error: TimeUp | SystemExit) -> WrongAnswerError:
 
 def broke(rule: Broken) -> WrongAnswerError:
     """A rule of the task the reader's code broke, as a failure."""
-    return WrongAnswerError(rule.hint, rule.hint, **rule.fields)
+    return WrongAnswerError(
+        rule.problem or rule.hint, rule.hint, **rule.fields
+    )
 
 
 #: A copy of what an argument holds: a tensor's values, a module's state.

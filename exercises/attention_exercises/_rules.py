@@ -38,6 +38,11 @@ class Rules:
         causal_alone: called without its optional mask (its fourth
             argument), the answer calls it with ``is_causal=True`` and no
             ``attn_mask``: the fast path the task asks for.
+        graph_safe: the answer could be recorded as a CUDA graph: it reads
+            no tensor's value into Python (``.item()``, ``int()``,
+            ``.tolist()``, ``.numpy()``, a tensor as a slice bound,
+            ``torch.tensor`` of tensors) and makes no shape that depends on
+            values (``nonzero``, a boolean index).
     """
 
     no_loop: bool = False
@@ -46,6 +51,7 @@ class Rules:
     sdpa_calls: int | None = None
     no_enable_gqa: bool = False
     causal_alone: bool = False
+    graph_safe: bool = False
 
 
 #: Every exercise: ``is_causal=True`` with an ``attn_mask`` is an error in
@@ -60,6 +66,8 @@ class Broken:
 
     hint: str
     fields: dict[str, Any]
+    #: The problem to name, when it is not the hint's own key.
+    problem: str | None = None
 
 
 #: The rules of the exercise being checked (``ruling``).
@@ -92,6 +100,9 @@ class _Watch(TorchFunctionMode):
         self.rules, self.found, self.sdpa = rules, found, 0
         #: (whether it got an attn_mask, whether is_causal) for each call
         self.masks: list[tuple[bool, bool]] = []
+        #: graph_safe: tensor values read into Python, and shapes made from
+        #: values (the operators' share is counted by _Ops)
+        self.host_reads = self.dynamic_shapes = 0
 
     def __torch_function__(
         self,
@@ -115,7 +126,19 @@ class _Watch(TorchFunctionMode):
                 self.found.append(Broken("rule_enable_gqa", {}))
         elif name.lstrip("_") in self.rules.torch_functions:
             self.found.append(Broken("rule_function", {"name": name}))
+        elif self.rules.graph_safe and _reads_without_an_operator(name, args):
+            self.host_reads += 1
         return func(*args, **kwargs)
+
+
+def _reads_without_an_operator(name: str, args: tuple[Any, ...]) -> bool:
+    """``.tolist()``, ``.numpy()`` and ``torch.tensor`` of tensors read
+    values into Python below the operators that ``_Ops`` sees."""
+    data = args[0] if args else None
+    from_tensors = isinstance(data, (list, tuple)) and any(
+        isinstance(item, torch.Tensor) for item in data
+    )
+    return name in ("tolist", "numpy") or (name == "tensor" and from_tensors)
 
 
 # torch leaves TorchDispatchMode's __init_subclass__ and __init__ untyped.
@@ -123,9 +146,10 @@ class _Ops(TorchDispatchMode):  # type: ignore[no-untyped-call]
     """Sees the operators torch runs, below its functions: a softmax inside
     ``F.softmin``, or called as ``torch.ops.aten``, is one too."""
 
-    def __init__(self, names: frozenset[str], found: list[Broken]) -> None:
+    def __init__(self, rules: Rules, watch: _Watch) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
-        self.names, self.found = names, found
+        self.names, self.graph_safe = rules.torch_functions, rules.graph_safe
+        self.watch = watch
 
     def __torch_dispatch__(
         self,
@@ -136,8 +160,27 @@ class _Ops(TorchDispatchMode):  # type: ignore[no-untyped-call]
     ) -> Any:
         name = func._schema.name.split("::")[-1].lstrip("_")
         if name in self.names:
-            self.found.append(Broken("rule_function", {"name": name}))
+            self.watch.found.append(Broken("rule_function", {"name": name}))
+        if self.graph_safe:
+            if name == "local_scalar_dense":  # .item(), int(), a slice bound
+                self.watch.host_reads += 1
+            elif name in (
+                "nonzero",
+                "masked_select",
+                "unique2",
+                "unique_dim",
+            ) or (name.startswith("index") and _has_boolean_index(args)):
+                self.watch.dynamic_shapes += 1
         return func(*args, **(kwargs or {}))
+
+
+def _has_boolean_index(args: tuple[Any, ...]) -> bool:
+    return any(
+        isinstance(index, torch.Tensor) and index.dtype == torch.bool
+        for arg in args
+        if isinstance(arg, (list, tuple))
+        for index in arg
+    )
 
 
 @contextlib.contextmanager
@@ -154,8 +197,8 @@ def watched(
     if traced is not None:
         sys.settrace(traced)
     ops = (
-        _Ops(rules.torch_functions, found)
-        if rules.torch_functions
+        _Ops(rules, mode)
+        if rules.torch_functions or rules.graph_safe
         else contextlib.nullcontext()
     )
     try:
@@ -165,6 +208,12 @@ def watched(
         if traced is not None:
             # Run under the tracer it replaces: coverage cannot see it.
             sys.settrace(previous)  # pragma: no cover
+    if mode.host_reads:
+        found.append(
+            Broken("reads_position", {"count": mode.host_reads}, "reads_value")
+        )
+    elif mode.dynamic_shapes:
+        found.append(Broken("every_slot", {}, "dynamic_shape"))
     # A count of calls is a function's rule, not its class's constructor's.
     counted = rules.sdpa_calls is not None and not isinstance(answer, type)
     if counted and mode.sdpa != rules.sdpa_calls:
