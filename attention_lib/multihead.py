@@ -264,19 +264,21 @@ class MultiHeadAttention(nn.Module):
         if use_cache:
             # -> (b, num_heads, num_past + t, head_dim)
             keys, values = append_to_cache(self, keys, values)
-        slot_mask = None
+        # What each query may not see; None when it may see every key, as one
+        # new token after the module's cache may: no mask then, which would
+        # only cost launches and rule out fused kernels.
+        hidden = None if key_padding_mask is None and num_tokens == 1 else mask
         if cache is not None:
             # -> (b, num_heads, num_keys, head_dim), and the mask of the
             # cache's slots, (t, num_keys) or None when all are visible
-            keys, values, slot_mask = cache.update(keys, values)
+            keys, values, hidden = cache.update(keys, values)
 
         if need_weights or not self.use_sdpa:
             # (b, h, t, head_dim) @ (b, h, head_dim, num_keys)
             # -> (b, h, t, num_keys)
             attn_scores = queries @ keys.transpose(2, 3)
             attn_weights = masked_softmax(
-                attn_scores / self.head_dim**0.5,
-                mask if cache is None else slot_mask,
+                attn_scores / self.head_dim**0.5, hidden
             )
             attn_weights = self.dropout(attn_weights)
             # (b, h, t, num_keys) @ (b, h, num_keys, head_dim)
@@ -284,34 +286,18 @@ class MultiHeadAttention(nn.Module):
             context_vec = attn_weights @ values
         else:
             dropout_p = self.dropout.p if self.training else 0.0
-            if cache is not None:
-                context_vec = F.scaled_dot_product_attention(
-                    queries,
-                    keys,
-                    values,
-                    attn_mask=None
-                    if slot_mask is None
-                    else to_sdpa_mask(slot_mask),
-                    dropout_p=dropout_p,
-                )
-            elif key_padding_mask is None and num_past == 0:
+            if cache is None and key_padding_mask is None and num_past == 0:
                 # is_causal aligns the mask top-left, which is right only
                 # when the queries start at position 0.
                 context_vec = F.scaled_dot_product_attention(
                     queries, keys, values, dropout_p=dropout_p, is_causal=True
-                )
-            elif key_padding_mask is None and num_tokens == 1:
-                # One new token after the cache may see every key: no mask,
-                # which would only cost launches and rule out fused kernels.
-                context_vec = F.scaled_dot_product_attention(
-                    queries, keys, values, dropout_p=dropout_p
                 )
             else:
                 context_vec = F.scaled_dot_product_attention(
                     queries,
                     keys,
                     values,
-                    attn_mask=to_sdpa_mask(mask),
+                    attn_mask=None if hidden is None else to_sdpa_mask(hidden),
                     dropout_p=dropout_p,
                 )
                 if key_padding_mask is not None:
