@@ -37,7 +37,7 @@ TASKS = {
     "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
     "lint": "check the code with ruff (lint rules and formatting) and attention_lib's types with mypy (strict)",
     "package": "build both packages' sdists and wheels into dist/, check them, and test the wheels in a fresh venv",
-    "translations": "list each translation as up to date, outdated or missing (--help: check, diff, update, ...)",
+    "translations": "each translation's state, section by section (--help: diff, check, update, review, ...)",
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
     "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
     "benchmarks": "time attention_lib and PyTorch, print tables (mha_cpu, kv_cache, fast_decoding, attention_paths)",

@@ -1,18 +1,34 @@
-"""Freshness records: which English page each translation translates, and each page's state.
+"""Freshness records: which English sections each translation translates, and the state they give.
 
-A translated page starts with a freshness record, the Git blob id of the English page it translates (what
-``git hash-object docs/en/<page>`` prints)::
+A page is made of sections: the part from its title to its first ``##`` heading, then one section per
+heading (``##``, ``###``, ...), each named by its heading id (the ``{ #id }`` both languages share). A
+translated page records, in its front matter, a short hash of the text of every English section it
+translates, as it was when translated::
 
     ---
-    source_hash: 3b18e512dba79e4c8300dd08aeb37f8e728b8dad
+    source_sections:
+      "masks": "5f0c2a41be97"
+      "setup": "0d9a7e3c1b52"
     ---
 
-A page is *up to date* while that id matches the English page, *outdated* once the English page changes, and
-*missing* where no translation exists (the site then shows the English page).
+A section is *current* while that hash matches the English section's text, and *outdated* once the English
+section changes (or when the English page gains a section the translation has not recorded). A page is *up to
+date* when all its sections are current, *outdated* otherwise, and *missing* where no translation exists (the
+site then shows the English page). ``python3 dev.py translations`` finds the English text a section was
+translated from by its hash in the English page's Git history, to show what changed since.
 
-The exercise checker's messages are translated the same way, one TOML file per language
-(``exercises/attention_exercises/messages/<locale>.toml``), and named ``messages.toml`` where a page would
-be (``python3 dev.py translations diff zh/messages.toml``). A translation's record is its first line::
+A second person who has read a translation against the English can mark it *reviewed*: the front matter then
+names them and holds a hash of the translated text they read, so that any later edit of the translation
+shows it as not reviewed again::
+
+    reviewed:
+      by: "li-wei"
+      translation: "8c1d0e5f2a73"
+
+The exercise checker's messages are translated as one file per language
+(``exercises/attention_exercises/messages/<locale>.toml``), named ``messages.toml`` where a page would be
+(``python3 dev.py translations diff zh/messages.toml``). Their record is the Git blob id of the whole English
+file, on the translation's first line::
 
     source_hash = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"
 """
@@ -21,14 +37,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from docs_tools.config import SOURCE, languages
+from docs_tools.pages import HEADING, without_code
 from docs_tools.project import DOCS, ROOT
 
 UP_TO_DATE, OUTDATED, MISSING = "up to date", "outdated", "missing"
-FRONT_MATTER = re.compile(r"\A---\n(?P<body>.*?\n)---\n+", re.DOTALL)
-RECORD = re.compile(r"^source_hash:[ \t]*(?P<hash>\S*)[ \t]*$", re.MULTILINE)
+FRONT_MATTER = re.compile(r"\A---\n(?P<body>(?:.*?\n)?)---\n+", re.DOTALL)
+#: The front matter keys this module writes; a writer's other keys (``title:``, ``hide:``) are kept as they are.
+SECTIONS_KEY, REVIEWED_KEY = "source_sections", "reviewed"
 #: The checker's messages, tracked like a page under this name.
 MESSAGES = "messages.toml"
 MESSAGES_FOLDER = Path("exercises", "attention_exercises", "messages")
@@ -49,34 +70,124 @@ def pages(docs: Path = DOCS) -> list[str]:
     return sorted(path.relative_to(docs / SOURCE).as_posix() for path in (docs / SOURCE).rglob("*.md"))
 
 
+# ---------------------------------------------------------------------------------------------------
+# Sections
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str  #: the heading's { #id }, or its title where it has none
+    title: str  #: the heading's text, without the hashes and the id
+    line: int  #: the heading's line in the file (1-based), front matter included
+    text: str  #: the section's lines, heading included, up to the next heading
+
+    @property
+    def hash(self) -> str:
+        return text_hash(self.text)
+
+
+def text_hash(text: str) -> str:
+    """A short hash of ``text`` that ignores line endings, trailing spaces and blank lines at either end."""
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+    data = "\n".join(lines).strip("\n").encode("utf-8")
+    return hashlib.sha1(data).hexdigest()[:12]  # a fingerprint, not for security
+
+
+def sections(text: str) -> list[Section]:
+    """The sections of a page, in order: one per heading outside code blocks (the title's runs to the first
+    ``##`` heading), and any text before the first heading as a section of its own, with the id ''."""
+    text = without_front_matter(text.replace("\r\n", "\n"))
+    lines = text.split("\n")
+    starts: list[tuple[int, str, str]] = []  # (line index, id, title)
+    prose = without_code(text)  # line for line the same text, code blanked out
+    for match in HEADING.finditer(prose):
+        index = prose.count("\n", 0, match.start())
+        if not starts and "\n".join(lines[:index]).strip():
+            starts.append((0, "", ""))  # text before the first heading: a section of its own
+        starts.append((index, match["id"] or match["title"], match["title"]))
+    if not starts:
+        starts.append((0, "", ""))
+    bounds = [*(index for index, _, _ in starts[1:]), len(lines)]
+    return [
+        Section(id_, title, index + 1, "\n".join(lines[index:end]))
+        for (index, id_, title), end in zip(starts, bounds, strict=True)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------------------------------
+
+
 def source_hash(text: str) -> str:
-    """The Git blob id of ``text`` as committed (line endings normalized to LF)."""
+    """The Git blob id of ``text`` as committed (line endings normalized to LF): the messages' record."""
     data = text.replace("\r\n", "\n").encode("utf-8")
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # Git's object id, not for security
 
 
 def read_record(text: str) -> str | None:
-    """The ``source_hash`` in a translated page's front matter, or at the top of translated messages; or None."""
+    """The ``source_hash`` on the first line of translated messages, or None."""
     toml = TOML_RECORD.match(text.replace("\r\n", "\n"))
-    if toml:
-        return toml["hash"]
+    return toml["hash"] if toml else None
+
+
+def with_record(text: str, hash_: str) -> str:
+    """Translated messages with their first line's ``source_hash`` set to ``hash_``."""
+    return f'source_hash = "{hash_}"\n' + TOML_RECORD.sub("", text.replace("\r\n", "\n"), count=1)
+
+
+def front_matter(text: str) -> dict:
+    """A page's front matter as a mapping ({} without one)."""
     front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
-    record = front and RECORD.search(front["body"])
-    return record["hash"] if record else None
+    loaded = yaml.safe_load(front["body"]) if front else None
+    return loaded if isinstance(loaded, dict) else {}
 
 
-def with_record(text: str, hash_: str, *, toml: bool = False) -> str:
-    """``text`` with its front matter's ``source_hash`` set to ``hash_`` (front matter added if none); with
-    ``toml``, the messages' first line."""
+def read_sections(text: str) -> dict[str, str] | None:
+    """``{section id: hash of the English text it translates}`` from a translated page, or None without."""
+    recorded = front_matter(text).get(SECTIONS_KEY)
+    if not isinstance(recorded, dict):
+        return None
+    return {str(key): str(value) for key, value in recorded.items()}
+
+
+def read_review(text: str) -> dict[str, str] | None:
+    """``{"by": reviewer, "translation": hash}`` where the page was marked reviewed, else None."""
+    review = front_matter(text).get(REVIEWED_KEY)
+    if not isinstance(review, dict) or not {"by", "translation"} <= set(review):
+        return None
+    return {"by": str(review["by"]), "translation": str(review["translation"])}
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _without_key(body: str, key: str) -> str:
+    """The front matter ``body`` without ``key``'s line and the indented lines under it."""
+    return re.sub(rf"^{key}:.*\n(?:[ \t]+.*\n)*", "", body, flags=re.MULTILINE)
+
+
+def with_front_matter(text: str, key: str, value: dict[str, str] | None) -> str:
+    """``text`` with its front matter's ``key`` set to the mapping ``value`` (removed for None), every other
+    line of the front matter kept; front matter added or dropped as needed."""
     text = text.replace("\r\n", "\n")
-    if toml:
-        return f'source_hash = "{hash_}"\n' + TOML_RECORD.sub("", text, count=1)
     front = FRONT_MATTER.match(text)
-    if front is None:
-        return f"---\nsource_hash: {hash_}\n---\n\n{text}"
-    body = front["body"]
-    body = RECORD.sub(f"source_hash: {hash_}", body) if RECORD.search(body) else body + f"source_hash: {hash_}\n"
-    return f"---\n{body}---\n\n{text[front.end() :]}"
+    body, rest = (front["body"], text[front.end() :]) if front else ("", text)
+    body = _without_key(body, key)
+    if value is not None:
+        body += f"{key}:\n" + "".join(f"  {_quoted(k)}: {_quoted(v)}\n" for k, v in value.items())
+    if key == SECTIONS_KEY:  # the sections' record comes first: it is what translators look for
+        blocks = re.findall(rf"^{key}:.*\n(?:[ \t]+.*\n)*", body, flags=re.MULTILINE)
+        body = "".join(blocks) + _without_key(body, key)
+    return f"---\n{body}---\n\n{rest}" if body.strip() else rest
+
+
+def translated_text(text: str) -> str:
+    """What a reviewer reads: the page without its front matter."""
+    front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    return text.replace("\r\n", "\n")[front.end() :] if front else text.replace("\r\n", "\n")
 
 
 def without_front_matter(text: str) -> str:
@@ -85,28 +196,66 @@ def without_front_matter(text: str) -> str:
     return text if front is None else "\n" * front.group(0).count("\n") + text[front.end() :]
 
 
-def _state(english: Path, translation: Path) -> str:
+# ---------------------------------------------------------------------------------------------------
+# States
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageState:
+    """A translation's state against its English page, section by section."""
+
+    state: str  #: UP_TO_DATE, OUTDATED or MISSING
+    sections: list[Section]  #: the English page's sections
+    outdated: list[Section]  #: those whose recorded text differs (or that have no record), in page order
+    removed: list[str]  #: ids the translation records but English no longer has
+    reviewed_by: str | None  #: who reviewed the translation as it now reads, or None
+
+    @property
+    def current(self) -> int:
+        return len(self.sections) - len(self.outdated)
+
+
+def page_state(locale: str, page: str, docs: Path = DOCS) -> PageState:
+    """The translation ``docs/<locale>/<page>`` against its English page."""
+    english, translation = docs / SOURCE / page, docs / locale / page
+    source = sections(english.read_text(encoding="utf-8"))
+    if not translation.exists():
+        return PageState(MISSING, source, source, [], None)
+    text = translation.read_text(encoding="utf-8")
+    recorded = read_sections(text) or {}
+    outdated = [section for section in source if recorded.get(section.id) != section.hash]
+    removed = sorted(set(recorded) - {section.id for section in source})
+    review = read_review(text)
+    reviewed_by = review["by"] if review and review["translation"] == text_hash(translated_text(text)) else None
+    state = UP_TO_DATE if not outdated and not removed else OUTDATED
+    return PageState(state, source, outdated, removed, reviewed_by)
+
+
+def state(locale: str, page: str, docs: Path = DOCS) -> str:
+    """UP_TO_DATE, OUTDATED or MISSING: the translation ``docs/<locale>/<page>`` against its English page."""
+    return page_state(locale, page, docs).state
+
+
+def messages_state(locale: str, root: Path = ROOT) -> str:
+    """UP_TO_DATE, OUTDATED or MISSING: the checker's messages in ``locale`` against the English ones."""
+    english, translation = paths(locale, MESSAGES, root)
     if not translation.exists():
         return MISSING
     recorded = read_record(translation.read_text(encoding="utf-8"))
     return UP_TO_DATE if recorded == source_hash(english.read_text(encoding="utf-8")) else OUTDATED
 
 
-def state(locale: str, page: str, docs: Path = DOCS) -> str:
-    """UP_TO_DATE, OUTDATED or MISSING: the translation ``docs/<locale>/<page>`` against its English page."""
-    return _state(docs / SOURCE / page, docs / locale / page)
-
-
-def messages_state(locale: str, root: Path = ROOT) -> str:
-    """UP_TO_DATE, OUTDATED or MISSING: the checker's messages in ``locale`` against the English ones."""
-    return _state(*paths(locale, MESSAGES, root))
+def page_states(root: Path = ROOT) -> dict[str, dict[str, PageState]]:
+    """``{page: {locale: PageState}}`` for every English page and every translation language."""
+    docs = root / "docs"
+    locales = [language.locale for language in languages(root)]
+    return {page: {locale: page_state(locale, page, docs) for locale in locales} for page in pages(docs)}
 
 
 def statuses(root: Path = ROOT) -> dict[str, dict[str, str]]:
     """``{page: {locale: state}}`` for every English page and every translation language."""
-    docs = root / "docs"
-    locales = [language.locale for language in languages(root)]
-    return {page: {locale: state(locale, page, docs) for locale in locales} for page in pages(docs)}
+    return {page: {locale: s.state for locale, s in states.items()} for page, states in page_states(root).items()}
 
 
 def split_page(item: str) -> tuple[str, str]:

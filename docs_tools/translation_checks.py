@@ -27,7 +27,16 @@ else:  # pytest and the checker require tomli there
 from docs_tools.config import SOURCE, languages
 from docs_tools.pages import CHECK_CALL, HEADING, INTERACTIVE, OUTPUT, PYTHON_LIKE, RUN, fenced_blocks, without_code
 from docs_tools.project import ROOT
-from docs_tools.records import MESSAGES, pages, paths, read_record, split_page, without_front_matter
+from docs_tools.records import (
+    MESSAGES,
+    SECTIONS_KEY,
+    pages,
+    paths,
+    read_record,
+    read_sections,
+    split_page,
+    without_front_matter,
+)
 
 
 @dataclass(frozen=True)
@@ -696,12 +705,12 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     raw = translation.read_text(encoding="utf-8")
     pair = _Pair(_read(english), _content(raw), _shown(english, root), tr_path)
     problems = []
-    if read_record(raw) is None:
+    if read_sections(raw) is None:
         problems.append(
             Problem(
                 tr_path,
                 1,
-                "the page has no freshness record (source_hash in its front matter)",
+                f"the page has no freshness record ({SECTIONS_KEY} in its front matter)",
                 f"When the translation matches {_shown(english, root)}, run"
                 f" `python3 dev.py translations update {locale}/{page}`.",
             )

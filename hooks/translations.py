@@ -1,10 +1,12 @@
 """Show each translation's state on the site, as ``python3 dev.py translations`` reports it.
 
-* A translated page whose English page changed since it was translated gets an "outdated" banner, in
-  the page's language, linking to the English page. A page shown in English because its translation
-  does not exist yet gets a "not translated yet" banner. Notebook pages follow their chapter page.
+* A translated page with sections whose English text changed since they were translated gets an "outdated"
+  banner, in the page's language, that names those sections and links each to its English section. A page
+  shown in English because its translation does not exist yet gets a "not translated yet" banner. Notebook
+  pages follow their chapter page.
 * The translation status page (``translation-status.md``) holds the marker ``<!-- translation-status -->``,
-  which becomes a table of every page and its state in every language.
+  which becomes a table of every page in every language: its state, how many of its sections are current,
+  and who reviewed it.
 
 The states and the freshness records come from ``docs_tools/records.py``; the banner and table text
 from ``extra.translation`` in mkdocs.yml, which each language overrides in its i18n entry.
@@ -12,6 +14,7 @@ from ``extra.translation`` in mkdocs.yml, which each language overrides in its i
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path, PurePosixPath
 
@@ -58,29 +61,45 @@ def _nav_order(nav: list) -> dict[str, int]:
     return order
 
 
+def _cell(state: records.PageState, text: dict[str, str]) -> str:
+    words = {records.UP_TO_DATE: "up_to_date", records.OUTDATED: "outdated_state", records.MISSING: "missing_state"}
+    cell = f'<span data-translation-state="{state.state}">{text[words[state.state]]}</span>'
+    if state.state == records.MISSING:
+        return cell
+    total = len(state.sections)
+    counted = text["sections_current"].format(current=state.current, sections=total)
+    cell += f'<br><span data-sections-current="{state.current}" data-sections="{total}">{counted}</span>'
+    if state.reviewed_by:
+        by = html.escape(state.reviewed_by)
+        cell += f'<br><span data-reviewed-by="{by}">{text["reviewed_by"].format(name=by)}</span>'
+    return cell
+
+
 def status_table(config: MkDocsConfig) -> str:
     """The status page's table, as Markdown, in the language being built."""
     current, default, names = _languages(config)
     root = Path(config.docs_dir).parent
     text = _text(config)
-    table = records.statuses(root)
+    table = records.page_states(root)
     locales = [locale for locale in names if locale != default]
-    words = {
-        records.UP_TO_DATE: text["up_to_date"],
-        records.OUTDATED: text["outdated_state"],
-        records.MISSING: text["missing_state"],
-    }
     lines = []
     for locale in locales:
-        counts = {state: sum(states[locale] == state for states in table.values()) for state in words}
+        of_locale = [page[locale] for page in table.values()]
+        count = {
+            state: sum(page.state == state for page in of_locale)
+            for state in (records.UP_TO_DATE, records.OUTDATED, records.MISSING)
+        }
         lines.append(
             "- "
             + text["summary"].format(
                 language=names[locale],
                 pages=len(table),
-                up_to_date=counts[records.UP_TO_DATE],
-                outdated=counts[records.OUTDATED],
-                missing=counts[records.MISSING],
+                up_to_date=count[records.UP_TO_DATE],
+                outdated=count[records.OUTDATED],
+                missing=count[records.MISSING],
+                sections=sum(len(page.sections) for page in of_locale),
+                current=sum(page.current for page in of_locale if page.state != records.MISSING),
+                reviewed=sum(bool(page.reviewed_by) for page in of_locale),
             )
         )
     lines += ["", "| " + " | ".join([text["page"], *(names[locale] for locale in locales)]) + " |"]
@@ -89,9 +108,7 @@ def status_table(config: MkDocsConfig) -> str:
     order = _nav_order(config.nav)
     for page, states in sorted(table.items(), key=lambda item: order.get(item[0], len(order))):
         shown = docs / current / page if (docs / current / page).exists() else docs / default / page
-        cells = [
-            f'<span data-translation-state="{states[locale]}">{words[states[locale]]}</span>' for locale in locales
-        ]
+        cells = [_cell(states[locale], text) for locale in locales]
         lines.append(f"| [{_title(shown)}]({page}) | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -104,7 +121,12 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return markdown.replace(MARKER, status_table(config))
 
 
-def banner(page: Page, config: MkDocsConfig) -> dict[str, str] | None:
+def _inline(title: str) -> str:
+    """A heading's text as HTML: escaped, with its `code` spans."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(title))
+
+
+def banner(page: Page, config: MkDocsConfig) -> dict | None:
     """What the page's translation banner says and links to, or None for no banner."""
     current, default, _ = _languages(config)
     if current == default:
@@ -113,21 +135,34 @@ def banner(page: Page, config: MkDocsConfig) -> dict[str, str] | None:
     source_locale, rest = src.parts[0], PurePosixPath(*src.parts[1:])
     if rest.parts[0] == "notebooks":  # a notebook follows the chapter page it is generated from
         rest = PurePosixPath(*rest.parts[1:]).with_suffix(".md")
-    if rest.as_posix() not in records.pages(Path(config.docs_dir)):
+    docs = Path(config.docs_dir)
+    if rest.as_posix() not in records.pages(docs):
         return None
+    english = page.url.removeprefix(f"{current}/")
+    sections = []
     if source_locale == default:
         kind = "missing"  # i18n's English fallback for a page not translated yet
-    elif records.state(current, rest.as_posix(), Path(config.docs_dir)) == records.OUTDATED:
-        kind = "outdated"
     else:
-        return None
+        state = records.page_state(current, rest.as_posix(), docs)
+        if state.state != records.OUTDATED:
+            return None
+        kind = "outdated"
+        # Each outdated section, under its translated title where the translation has it, linked to the English
+        # section of the chapter page (a notebook's headings have no ids of their own).
+        translated = {s.id: s.title for s in records.sections((docs / current / rest).read_text(encoding="utf-8"))}
+        folder = "" if rest.parent.as_posix() == "." else rest.parent.as_posix() + "/"
+        chapter = folder if rest.stem == "index" else f"{folder}{rest.stem}/"
+        chapter_url = get_relative_url(chapter or ".", page.url or ".")
+        sections = [
+            {"title": _inline(translated.get(s.id) or s.title), "url": f"{chapter_url}#{s.id}"} for s in state.outdated
+        ]
     text = _text(config)
     repository = config.extra["repository"].rstrip("/")
-    english = page.url.removeprefix(f"{current}/")
     return {
         "kind": kind,
         "title": text[f"{kind}_title"],
         "text": text[kind],
+        "sections": sections,
         "source_url": get_relative_url(english or ".", page.url or "."),
         "read_source": text["read_source"],
         "contribute_url": f"{repository}/blob/main/{text['contributing']}",

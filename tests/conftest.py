@@ -198,7 +198,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     def order(item: pytest.Item) -> int:
         fixtures = getattr(item, "fixturenames", ())
-        return 0 if "site" not in fixtures else 1 if "copy" in fixtures else 2
+        return 0 if "site" not in fixtures else 1 if "copy_project" in fixtures else 2
 
     items.sort(key=order)
 
@@ -280,6 +280,52 @@ def site(_site_build: tuple[Path, Path, Path]) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------------
+# A copy of the project, for the tests that change pages and build the site from them
+# ---------------------------------------------------------------------------------------------------
+
+_IGNORED_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.egg-info", ".coverage*")
+#: Top-level folders only: tests/site/ is code, /site/ the build output.
+_IGNORED_AT_THE_ROOT = {
+    ".git", ".venv", "site", "dist", "build", "node_modules", ".pytest_cache", ".hypothesis", ".ruff_cache",
+    "htmlcov", ".cache",
+}  # fmt: skip
+
+
+def _ignored(folder: str, names: list[str]) -> set[str]:
+    ignored = _IGNORED_ANYWHERE(folder, names)
+    return ignored | (_IGNORED_AT_THE_ROOT & set(names) if Path(folder) == ROOT else set())
+
+
+def _git(root: Path, *args: str) -> str:
+    identity = ["-c", "user.name=Test", "-c", "user.email=test@example.org", "-c", "commit.gpgsign=false"]
+    return subprocess.run(["git", *identity, *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture(scope="session")
+def copy_project(site: Path):
+    """``copy_project(folder)``: the project copied into ``folder`` without its environment, build output or
+    history, as a fresh Git repository with one commit; returns ``folder``."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def copy(root: Path) -> Path:
+        shutil.copytree(ROOT, root, ignore=_ignored)
+        _git(root, "init", "-q")
+        _git(root, "add", ".")
+        _git(root, "commit", "-q", "-m", "copy")
+        # The npm packages, as dev.py installed them: the build runs KaTeX from node_modules (hooks/math.py).
+        (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
+        # mkdocs-jupyter's cache of rendered notebooks, as the suite's own build of the site left it: the copy's
+        # builds render again only the notebooks that differ from the project's (the cache is keyed on the
+        # notebook's content and the plugin's options).
+        if (ROOT / ".cache" / "mkdocs-jupyter").is_dir():
+            shutil.copytree(ROOT / ".cache" / "mkdocs-jupyter", root / ".cache" / "mkdocs-jupyter")
+        return root
+
+    return copy
+
+
+# ---------------------------------------------------------------------------------------------------
 # The built site in a real browser (headless Chromium), for every test file that drives one.
 # ---------------------------------------------------------------------------------------------------
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -311,30 +357,49 @@ def _browser_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def base_url(site: Path) -> Iterator[str]:
+@contextlib.contextmanager
+def _serve(folder: Path) -> Iterator[str]:
+    """A built site in ``folder``, served under SITE_PATH as GitHub Pages serves it; anything else is a 404.
+    Yields its address."""
+
+    class Pages(http.server.SimpleHTTPRequestHandler):
+        def translate_path(self, path: str) -> str:
+            if not path.startswith(SITE_PATH):
+                return str(folder / "404.html.absent")
+            return super().translate_path("/" + path.removeprefix(SITE_PATH))
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Pages, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}{SITE_PATH}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _skip_without_a_browser() -> None:
     missing = _browser_missing()
     if missing:
         if os.environ.get("REQUIRE_BROWSER") == "1":
             pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
         pytest.skip(missing)
 
-    class Pages(http.server.SimpleHTTPRequestHandler):
-        """The site under SITE_PATH, as GitHub Pages serves it; anything else is a 404."""
 
-        def translate_path(self, path: str) -> str:
-            if not path.startswith(SITE_PATH):
-                return str(site / "404.html.absent")
-            return super().translate_path("/" + path.removeprefix(SITE_PATH))
+@pytest.fixture(scope="session")
+def base_url(site: Path) -> Iterator[str]:
+    _skip_without_a_browser()
+    with _serve(site) as url:
+        yield url
 
-        def log_message(self, *args: object) -> None:
-            pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Pages, directory=str(site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}{SITE_PATH}"
-    server.shutdown()
-    server.server_close()
+@pytest.fixture(scope="session")
+def serve():
+    """``with serve(folder) as url:`` another built site (a copy of the project's), served like the site."""
+    _skip_without_a_browser()
+    return _serve
 
 
 @pytest.fixture(scope="session")

@@ -263,3 +263,18 @@ def test_axe_finds_no_serious_violation_on_the_404_page(page, pages_url: str, ax
     assert _scheme(page) == SCHEMES[scheme]
     violations = serious_violations(page, axe)
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("url", ["zh/masks/", "zh/translation-status/", "translation-status/"])
+def test_axe_finds_no_serious_violation_in_an_outdated_pages_banner_and_the_status_page(
+    page, outdated_site: dict, axe: Path, url: str, scheme: str
+) -> None:
+    """The banner that lists an outdated page's sections, and the status table with its counts and reviewer,
+    on a copy of the project where a page is outdated (tests/site/conftest.py)."""
+    page.emulate_media(color_scheme="dark" if scheme == "dark" else "light")
+    load(page, outdated_site["url"] + url)
+    assert _scheme(page) == SCHEMES[scheme]
+    if url == "zh/masks/":
+        assert page.locator(".translation-banner li a").count() == len(outdated_site["changed"])
+    assert serious_violations(page, axe) == []

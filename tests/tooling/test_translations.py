@@ -71,7 +71,7 @@ def test_a_hard_wrapped_paragraph_planted_in_a_file_is_caught(tmp_path: Path) ->
     page = tmp_path / "docs" / "zh" / "page.md"
     page.parent.mkdir(parents=True)
     page.write_text(
-        "---\nsource_hash: 0\n---\n\n# 标题 { #title }\n\n"
+        "---\nsource_sections: {}\n---\n\n# 标题 { #title }\n\n"
         "正确的段落写在一行里。\n\n"
         "第一句话写到这里\n断开了。\n\n"  # lines 9-10
         "- 列表项写到这里\n  断开了。\n\n"  # lines 12-13
@@ -136,30 +136,87 @@ def test_the_line_break_check_can_fail(text: str, flagged: list[int]) -> None:
 # ---------------------------------------------------------------------------------------------------
 
 
-def test_the_record_is_the_git_blob_id(tmp_path: Path) -> None:
+def test_the_messages_record_is_the_git_blob_id(tmp_path: Path) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    english = ROOT / "docs" / "en" / "masks.md"
+    english = ROOT / records.MESSAGES_FOLDER / "en.toml"
     hashed = subprocess.run(["git", "hash-object", str(english)], capture_output=True, text=True, check=True)
     assert records.source_hash(english.read_text(encoding="utf-8")) == hashed.stdout.strip()
     # A Windows checkout with CRLF line endings records the same version.
     assert records.source_hash("a\r\nb\r\n") == records.source_hash("a\nb\n")
 
 
-def test_writing_a_record_keeps_the_page_and_its_other_front_matter() -> None:
+PAGE_WITH_SECTIONS = """\
+Text before the title belongs to the opening section.
+
+# Masks { #masks }
+
+Opening paragraph.
+
+## Causal masks { #causal }
+
+```python
+# A comment, not a heading { #not-a-section }
+print(1)
+```
+
+### Counting { #counting }
+
+Counted.
+
+## Two words { #yes }
+
+## No id here
+"""
+
+
+def test_a_page_is_cut_into_sections_at_its_headings_outside_code() -> None:
+    found = records.sections(PAGE_WITH_SECTIONS)
+    assert [(s.id, s.title, s.line) for s in found] == [
+        ("", "", 1),
+        ("masks", "Masks", 3),
+        ("causal", "Causal masks", 7),
+        ("counting", "Counting", 14),
+        ("yes", "Two words", 18),
+        ("No id here", "No id here", 20),
+    ]
+    assert found[2].text.startswith("## Causal masks { #causal }\n\n```python\n# A comment")
+    assert found[2].text.endswith("```\n")
+    # Line numbers are the file's, front matter included; the front matter is no section's text.
+    front = '---\nsource_sections:\n  "masks": "abc"\n---\n\n'
+    shifted = records.sections(front + PAGE_WITH_SECTIONS)
+    assert [s.line for s in shifted] == [1, 8, 12, 19, 23, 25]
+    assert [s.hash for s in shifted] == [s.hash for s in found]
+    # The hash ignores line endings and trailing spaces, and nothing else.
+    assert records.text_hash("a  \r\nb\n\n") == records.text_hash("a\nb")
+    assert records.text_hash("a\nb") != records.text_hash("a\nB")
+    assert records.text_hash("a\nb") != records.text_hash("a\n\nb")
+
+
+def test_writing_the_record_keeps_the_page_and_its_other_front_matter() -> None:
     page = "# 掩码 { #masks }\n\n正文。\n"
-    recorded = records.with_record(page, "a" * 40)
-    assert recorded == f"---\nsource_hash: {'a' * 40}\n---\n\n{page}"
-    assert records.read_record(recorded) == "a" * 40
-    again = records.with_record(recorded, "b" * 40)
-    assert records.read_record(again) == "b" * 40
+    # Ids and hashes that YAML would read as booleans, numbers or null stay strings.
+    value = {"masks": "0123456789ab", "yes": "1e5000000000", "null": "000000000012", "on": "abcdef012345"}
+    recorded = records.with_front_matter(page, records.SECTIONS_KEY, value)
+    assert recorded.startswith('---\nsource_sections:\n  "masks": "0123456789ab"\n')
+    assert recorded.endswith("---\n\n" + page)
+    assert records.read_sections(recorded) == value
+    again = records.with_front_matter(recorded, records.SECTIONS_KEY, {"masks": "b" * 12})
+    assert records.read_sections(again) == {"masks": "b" * 12}
+    assert again.count("source_sections") == 1
     assert again.endswith(page)
-    assert again.count("source_hash") == 1
-    other = "---\ntitle: x\n---\n\n" + page
-    assert records.with_record(other, "c" * 40).startswith(f"---\ntitle: x\nsource_hash: {'c' * 40}\n---\n")
-    assert records.read_record(page) is None
+    other = "---\ntitle: x\nhide:\n  - toc\n---\n\n" + page
+    both = records.with_front_matter(other, records.SECTIONS_KEY, {"masks": "c" * 12})
+    assert records.front_matter(both) == {"source_sections": {"masks": "c" * 12}, "title": "x", "hide": ["toc"]}
+    reviewed = records.with_front_matter(both, records.REVIEWED_KEY, {"by": "li-wei", "translation": "d" * 12})
+    assert records.read_review(reviewed) == {"by": "li-wei", "translation": "d" * 12}
+    assert records.read_sections(reviewed) == {"masks": "c" * 12}
+    assert records.with_front_matter(records.with_front_matter(page, "reviewed", {"by": "x"}), "reviewed", None) == page
+    assert records.read_sections(page) is None
     # The record is not content: line numbers in messages stay those of the file.
-    assert records.without_front_matter(recorded).splitlines()[4] == "# 掩码 { #masks }"
+    title = recorded.splitlines().index("# 掩码 { #masks }")
+    assert records.without_front_matter(recorded).splitlines()[title] == "# 掩码 { #masks }"
+    assert records.translated_text(reviewed) == page
 
 
 def _project(root: Path, en: dict[str, str], zh: dict[str, str], complete: str = "[zh]") -> Path:
@@ -179,14 +236,32 @@ def _project(root: Path, en: dict[str, str], zh: dict[str, str], complete: str =
     return root
 
 
-def test_state_follows_the_english_page(tmp_path: Path) -> None:
-    root = _project(tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n"})
+def test_state_follows_the_english_page_section_by_section(tmp_path: Path) -> None:
+    english = "# A { #a }\n\nIntro.\n\n## One { #one }\n\nFirst.\n\n## Two { #two }\n\nSecond.\n"
+    chinese = "# 甲 { #a }\n\n引言。\n\n## 一 { #one }\n\n第一。\n\n## 二 { #two }\n\n第二。\n"
+    root = _project(tmp_path, {"a.md": english, "b.md": "# B { #b }\n"}, {"a.md": chinese})
     docs = root / "docs"
     assert records.state("zh", "a.md", docs) == records.OUTDATED  # no record yet
     assert translations.update(["zh/a.md"], root) == 0
     assert records.statuses(root) == {"a.md": {"zh": "up to date"}, "b.md": {"zh": "missing"}}
-    (docs / "en" / "a.md").write_text("# A { #a }\n\nOne more sentence.\n", encoding="utf-8")
-    assert records.state("zh", "a.md", docs) == records.OUTDATED
+    assert records.page_state("zh", "a.md", docs).current == 3
+
+    # One English section changes: that section alone is outdated.
+    (docs / "en" / "a.md").write_text(english.replace("First.", "First, changed."), encoding="utf-8")
+    state = records.page_state("zh", "a.md", docs)
+    assert (state.state, [s.id for s in state.outdated], state.current, len(state.sections)) == (
+        records.OUTDATED, ["one"], 2, 3,
+    )  # fmt: skip
+    # A new English section is outdated until recorded; a section English dropped keeps the page outdated.
+    (docs / "en" / "a.md").write_text(english + "\n## Three { #three }\n\nThird.\n", encoding="utf-8")
+    assert [s.id for s in records.page_state("zh", "a.md", docs).outdated] == ["three"]
+    (docs / "en" / "a.md").write_text(english.replace("## Two { #two }\n\nSecond.\n", ""), encoding="utf-8")
+    state = records.page_state("zh", "a.md", docs)
+    assert (state.state, state.outdated, state.removed) == (records.OUTDATED, [], ["two"])
+    # Only the English text counts: editing the translation does not make a section current or outdated.
+    (docs / "en" / "a.md").write_text(english, encoding="utf-8")
+    (docs / "zh" / "a.md").write_text((docs / "zh" / "a.md").read_text("utf-8") + "\n又一句。\n", encoding="utf-8")
+    assert records.state("zh", "a.md", docs) == records.UP_TO_DATE
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -216,7 +291,7 @@ tensor(3)
 
 CHINESE = """\
 ---
-source_hash: 0000000000000000000000000000000000000000
+source_sections: {"masks": "000000000000"}
 ---
 
 # 掩码 { #masks }
@@ -356,7 +431,7 @@ def test_update_refuses_a_page_that_fails_its_checks(tmp_path: Path, capsys: pyt
     out = capsys.readouterr().out
     assert "docs/zh/masks.md:21:" in out
     assert "Not recorded: fix the 1 problem(s) above in docs/zh/masks.md first." in out
-    assert records.read_record((root / "docs" / "zh" / "masks.md").read_text(encoding="utf-8")) == "0" * 40
+    assert records.read_sections((root / "docs" / "zh" / "masks.md").read_text(encoding="utf-8")) == {"masks": "0" * 12}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -382,39 +457,176 @@ def repository(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_pull_request_changing_an_english_page_gets_a_notice(
+SEES = "Each query sees itself and the tokens before it.\n\n"
+SEES_ZH = "每个查询只能看到它自己和它之前的词元。\n\n"
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_a_contributors_pull_request_section_by_section(
+    repository: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path_factory
+) -> None:
+    """An English section edited -> that section (only) listed as outdated, with its English diff, by the
+    status command and on the pull request -> the Chinese updated -> current again."""
+    summary = tmp_path_factory.mktemp("summary") / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    english, chinese = repository / "docs" / "en" / "masks.md", repository / "docs" / "zh" / "masks.md"
+
+    # 1. A writer adds a sentence to the section "causal" of the English page.
+    _edit(english, "## Causal masks { #causal }\n\n", "## Causal masks { #causal }\n\n" + SEES)
+    _edit(repository / "docs" / "zh" / "other.md", "其他", "其他页面")  # a translation-only change: no notice
+    _git(repository, "commit", "-q", "-am", "Masks: say what a query sees")
+
+    # 2. The pull request: one notice naming the section, and the job summary with its diff.
+    capsys.readouterr()
+    assert translations.main(["status", "--github-base", "HEAD~1"], repository) == 0  # never a failure
+    (notice,) = capsys.readouterr().out.splitlines()
+    assert notice.startswith(
+        "::notice file=docs/zh/masks.md,title=Translation now outdated::This pull request changes"
+        " docs/en/masks.md, so 1 section(s) of its 简体中文 translation docs/zh/masks.md are now outdated (causal)"
+    )
+    written = summary.read_text(encoding="utf-8")
+    assert "#### docs/zh/masks.md (简体中文): 1 section(s)" in written
+    assert "<details><summary>#causal: Causal masks</summary>" in written
+    assert "\n+Each query sees itself and the tokens before it.\n" in written
+    assert "#masks" not in written  # the opening section did not change
+    # The section holds a code block: the diff is fenced with more backticks than it contains.
+    assert "\n````diff\n" in written
+    assert "\n ```python\n" in written
+
+    # 3. The translator's view: the status lists the section and shows its diff; diff shows one section.
+    translations.main([], repository)
+    status = capsys.readouterr().out
+    assert re.search(r"^masks\.md +outdated 1/2 ", status, re.MULTILINE)
+    assert re.search(r"^other\.md +up to date 1/1 ", status, re.MULTILINE)
+    assert "zh/masks.md: outdated sections: causal\n" in status
+    assert "    +Each query sees itself and the tokens before it.\n" in status
+    assert translations.main(["diff", "zh/masks.md#causal"], repository) == 0
+    diff = capsys.readouterr().out
+    assert "--- docs/en/masks.md#causal (as translated)\n+++ docs/en/masks.md#causal (now)\n" in diff
+    assert "\n+Each query sees itself and the tokens before it.\n" in diff
+    assert "Masks { #masks }" not in diff
+    assert translations.main(["diff", "zh/masks.md#masks"], repository) == 0
+    assert "section 'masks' of docs/zh/masks.md is up to date" in capsys.readouterr().out
+    assert translations.main(["diff", "zh/masks.md#nowhere"], repository) == 1
+    assert "docs/en/masks.md has no section 'nowhere'. Its sections: masks, causal" in capsys.readouterr().out
+
+    # 4. The translator translates the sentence and records the page: current again, no notice left.
+    _edit(chinese, "## 因果掩码 { #causal }\n\n", "## 因果掩码 { #causal }\n\n" + SEES_ZH)
+    assert translations.main(["update", "zh/masks.md"], repository) == 0
+    assert "docs/zh/masks.md now records every section of docs/en/masks.md: up to date." in capsys.readouterr().out
+    assert records.page_state("zh", "masks.md", repository / "docs").current == 2
+    _git(repository, "commit", "-q", "-am", "Masks: translate what a query sees")
+    summary.write_text("", encoding="utf-8")
+    assert translations.main(["status", "--github-base", "HEAD~2"], repository) == 0
+    assert capsys.readouterr().out == "No translation became outdated.\n"
+    assert summary.read_text(encoding="utf-8") == "### Translations\n\nNo translation became outdated.\n"
+
+
+def test_a_typo_fix_marked_as_needing_no_translation_leaves_every_section_current(
     repository: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path_factory
 ) -> None:
     summary = tmp_path_factory.mktemp("summary") / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
-    english = repository / "docs" / "en" / "masks.md"
-    english.write_text(ENGLISH + "\nA new sentence.\n", encoding="utf-8")
-    (repository / "docs" / "zh" / "other.md").write_text("# 其他页面 { #other }\n", encoding="utf-8")
-    _git(repository, "commit", "-q", "-am", "change")
+    english, chinese = repository / "docs" / "en" / "masks.md", repository / "docs" / "zh" / "masks.md"
+    body = records.translated_text(chinese.read_text(encoding="utf-8"))
+
+    # A typo fixed in the opening section, marked before committing: the record moves, the Chinese does not.
+    _edit(english, "A mask hides some positions from each query", "A mask hides some positions from every query")
+    assert records.state("zh", "masks.md", repository / "docs") == records.OUTDATED
     capsys.readouterr()
-    assert translations.main(["status", "--github-base", "HEAD~1"], repository) == 0  # a notice, never a failure
+    assert translations.main(["no-translation-needed", "docs/en/masks.md"], repository) == 0
+    assert capsys.readouterr().out == "docs/zh/masks.md: masks still current (this change needs no translation).\n"
+    assert records.state("zh", "masks.md", repository / "docs") == records.UP_TO_DATE
+    assert records.translated_text(chinese.read_text(encoding="utf-8")) == body
+    _git(repository, "commit", "-q", "-am", "Masks: typo")
+    assert translations.main(["status", "--github-base", "HEAD~1"], repository) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        "::notice file=docs/zh/masks.md,title=Translation now outdated::This pull request changes docs/en/masks.md,"
-        " so its 简体中文 translation docs/zh/masks.md now shows an 'outdated' banner on the site. Not an error:"
-        " a translator can update it later, or you can now (python3 dev.py translations diff zh/masks.md)."
+        "::notice file=docs/zh/masks.md,title=No translation needed::This pull request changes masks in English"
+        " and records that the 简体中文 translation needs no change there.",
+        "No translation became outdated.",
     ]
-    assert "| docs/en/masks.md | docs/zh/masks.md |" in summary.read_text(encoding="utf-8")
+    assert "### Marked as needing no translation\n\n- docs/zh/masks.md (简体中文): masks\n" in summary.read_text(
+        "utf-8"
+    )
 
-    # The diff shows the translator what changed since the page was translated.
-    assert translations.main(["diff", "zh/masks.md"], repository) == 0
-    diff = capsys.readouterr().out
-    assert "+++ docs/en/masks.md (now)" in diff
-    assert "\n+A new sentence.\n" in diff
+    # Nothing to mark once committed, unless the commit before the change is named.
+    assert translations.main(["no-translation-needed", "en/masks.md"], repository) == 1
+    assert "no section differs from HEAD" in capsys.readouterr().out
 
-    # Once the translation catches up and its record is updated, no notice is left.
-    chinese = repository / "docs" / "zh" / "masks.md"
-    chinese.write_text(chinese.read_text(encoding="utf-8") + "\n新增的一句话。\n", encoding="utf-8")
-    assert translations.main(["update", "zh/masks.md"], repository) == 0
-    _git(repository, "commit", "-q", "-am", "translate")
+    # The mark never hides a real change: a section outdated before the typo fix stays outdated.
+    _edit(english, "## Causal masks { #causal }\n\n", "## Causal masks { #causal }\n\n" + SEES)
+    _git(repository, "commit", "-q", "-am", "Masks: say what a query sees")
+    _edit(english, "tokens before it", "tokens before them")
+    assert translations.main(["no-translation-needed", "en/masks.md#causal"], repository) == 0
+    out = capsys.readouterr().out
+    assert out == "docs/zh/masks.md: causal outdated before this change already: left for a translator.\n"
+    assert [s.id for s in records.page_state("zh", "masks.md", repository / "docs").outdated] == ["causal"]
+    # ... and since names the commit before the writer's change, when it is already committed.
+    _git(repository, "checkout", "-q", "--", "docs/en/masks.md")
+    assert translations.main(["no-translation-needed", "en/masks.md", "--since", "HEAD~1"], repository) == 0
+    assert "causal still current" in capsys.readouterr().out
+
+
+def test_one_section_recorded_alone_and_a_second_persons_review(repository: Path, capsys) -> None:
+    english, chinese = repository / "docs" / "en" / "masks.md", repository / "docs" / "zh" / "masks.md"
+    docs = repository / "docs"
+    _edit(english, "## Causal masks { #causal }\n\n", "## Causal masks { #causal }\n\n" + SEES)
+    _edit(english, "see [weights]", "see [the weights]")
+    assert [s.id for s in records.page_state("zh", "masks.md", docs).outdated] == ["masks", "causal"]
+
+    # The translator translates one section and records it alone; the other stays outdated.
+    _edit(chinese, "## 因果掩码 { #causal }\n\n", "## 因果掩码 { #causal }\n\n" + SEES_ZH)
     capsys.readouterr()
-    assert translations.main(["status", "--github-base", "HEAD~2"], repository) == 0
-    assert capsys.readouterr().out == "No translation became outdated.\n"
+    assert translations.main(["update", "zh/masks.md#causal"], repository) == 0
+    assert capsys.readouterr().out == (
+        "docs/zh/masks.md now records section 'causal' of docs/en/masks.md: 1 of 2 sections current.\n"
+    )
+    assert [s.id for s in records.page_state("zh", "masks.md", docs).outdated] == ["masks"]
+    assert list(records.read_sections(chinese.read_text("utf-8"))) == ["masks", "causal"]  # the page's order
+    # A section whose translation fails a check is not recorded alone either.
+    _edit(chinese, "tensor(3)", "tensor(4)")
+    assert translations.main(["update", "zh/masks.md#causal"], repository) == 1
+    assert "Not recorded: fix the 1 problem(s) above in docs/zh/masks.md first." in capsys.readouterr().out
+    _edit(chinese, "tensor(4)", "tensor(3)")
+    assert translations.main(["update", "zh/masks.md#gone"], repository) == 1
+    assert "must have a section { #gone }" in capsys.readouterr().out
+
+    # A review vouches for a current translation only.
+    assert translations.main(["review", "zh/masks.md", "--by", "li-wei"], repository) == 1
+    assert "docs/zh/masks.md is outdated" in capsys.readouterr().out
+    _edit(chinese, "参见[注意力权重]", "参见[注意力权重]")
+    assert translations.main(["update", "zh/masks.md"], repository) == 0
+    assert translations.main(["review", "zh/masks.md", "--by", "li wei; rm"], repository) == 2
+    assert translations.main(["review", "zh/masks.md", "--by", "li-wei"], repository) == 0
+    assert records.page_state("zh", "masks.md", docs).reviewed_by == "li-wei"
+    capsys.readouterr()
+    translations.main(["status", "--brief"], repository)
+    status = capsys.readouterr().out
+    assert re.search(r"^masks\.md +up to date 2/2 reviewed", status, re.MULTILINE)
+    assert "简体中文 (zh): 2 up to date, 0 outdated, 0 missing; 1 reviewed" in status
+    # Recording the English again keeps the review; any edit of the Chinese text undoes it.
+    assert translations.main(["update", "zh/masks.md"], repository) == 0
+    assert records.page_state("zh", "masks.md", docs).reviewed_by == "li-wei"
+    _edit(chinese, "掩码让每个查询", "掩码让每一个查询")
+    assert records.page_state("zh", "masks.md", docs).reviewed_by is None
+
+
+def test_a_section_translated_from_text_the_history_lacks_is_named(repository: Path, capsys) -> None:
+    chinese = repository / "docs" / "zh" / "masks.md"
+    text = chinese.read_text(encoding="utf-8")
+    recorded = records.read_sections(text)
+    chinese.write_text(records.with_front_matter(text, records.SECTIONS_KEY, {**recorded, "causal": "f" * 12}), "utf-8")
+    capsys.readouterr()
+    assert translations.main(["diff", "zh/masks.md"], repository) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("docs/en/masks.md#causal: changed since it was translated. The English text it was")
+    assert "a shallow clone needs `git fetch --unshallow`" in out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -461,37 +673,10 @@ def test_the_status_page_lists_every_page_and_its_state(site: Path, prefix: str)
 # The translator's path, and a third language, on a copy of the project
 # ---------------------------------------------------------------------------------------------------
 
-_IGNORED_ANYWHERE = shutil.ignore_patterns("__pycache__", "*.egg-info", ".coverage*")
-#: Top-level folders only: tests/site/ is code, /site/ the build output.
-_IGNORED_AT_THE_ROOT = {
-    ".git", ".venv", "site", "dist", "build", "node_modules", ".pytest_cache", ".hypothesis", ".ruff_cache",
-    "htmlcov", ".cache",
-}  # fmt: skip
-
-
-def _ignored(folder: str, names: list[str]) -> set[str]:
-    ignored = _IGNORED_ANYWHERE(folder, names)
-    return ignored | (_IGNORED_AT_THE_ROOT & set(names) if Path(folder) == ROOT else set())
-
 
 @pytest.fixture
-def copy(tmp_path: Path, site: Path) -> Path:
-    """The project, copied without its environment, build output or history, as a fresh Git repository."""
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    root = tmp_path / "project"
-    shutil.copytree(ROOT, root, ignore=_ignored)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "copy")
-    # The npm packages, as dev.py installed them: the build runs KaTeX from node_modules (hooks/math.py).
-    (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
-    # mkdocs-jupyter's cache of rendered notebooks, as the suite's own build of the site left it: the copy's
-    # builds render again only the notebooks that differ from the project's (the cache is keyed on the
-    # notebook's content and the plugin's options).
-    if (ROOT / ".cache" / "mkdocs-jupyter").is_dir():
-        shutil.copytree(ROOT / ".cache" / "mkdocs-jupyter", root / ".cache" / "mkdocs-jupyter")
-    return root
+def copy(tmp_path: Path, copy_project) -> Path:
+    return copy_project(tmp_path / "project")
 
 
 def _run(root: Path, *args: str, ok: bool = True) -> str:
@@ -550,16 +735,24 @@ def test_the_translators_path(copy: Path) -> None:
     english, chinese = copy / "docs" / "en" / "masks.md", copy / "docs" / "zh" / "masks.md"
     _translations(copy, "update", "zh/masks.md")  # start from an up-to-date translation
 
-    # 1. A writer adds a section to the English page (and regenerates the notebooks, as the guide says).
+    # 1. A writer adds a section to the English page, and a sentence to its summary (and regenerates the
+    # notebooks, as the guide says).
     english.write_text(english.read_text(encoding="utf-8") + NEW_ENGLISH, encoding="utf-8")
+    _edit(english, "## Summary { #summary }\n\n", "## Summary { #summary }\n\nIn short:\n\n")
     _run(copy, "-m", "docs_tools.notebooks")
     _git(copy, "commit", "-q", "-am", "Masks: count the masked positions")
 
-    # 2. The page is reported outdated: by the status command, and by the notice on the pull request.
-    assert re.search(r"^masks\.md +outdated", _translations(copy), re.MULTILINE)
+    # 2. The two sections are reported outdated: by the status command, and by the notice on the pull request.
+    status = _translations(copy)
+    sections = len(records.sections(english.read_text(encoding="utf-8")))
+    assert re.search(rf"^masks\.md +outdated {sections - 2}/{sections} ", status, re.MULTILINE)
+    assert "zh/masks.md: outdated sections: summary, counting-masked\n" in status
     notices = _translations(copy, "status", "--github-base", "HEAD~1")
     assert notices.startswith("::notice file=docs/zh/masks.md,title=Translation now outdated::")
-    assert "+## Counting masked positions { #counting-masked }" in _translations(copy, "diff", "zh/masks.md")
+    assert "(summary, counting-masked)" in notices
+    diff = _translations(copy, "diff", "zh/masks.md")
+    assert "+## Counting masked positions { #counting-masked }" in diff
+    assert "\n+In short:\n" in diff
 
     # 3. The built page shows the banner, in Chinese, linking to the English page; so does its notebook.
     site = _build(copy)
@@ -567,10 +760,20 @@ def test_the_translators_path(copy: Path) -> None:
     assert _banner(site / "zh" / "masks" / "index.html") == "outdated"
     assert "译文待更新" in page
     assert '<a href="../../masks/" hreflang="en">阅读英文原文</a>' in page
+    # It names the two sections, under their Chinese title where there is one, each linked to its English.
+    listed = re.findall(
+        r'<li><a href="([^"]+)" hreflang="en">([^<]+)</a></li>', page.split("admonition warning translation-banner")[1]
+    )
+    assert listed == [("../../masks/#summary", "小结"), ("../../masks/#counting-masked", "Counting masked positions")]
     assert _banner(site / "zh" / "notebooks" / "masks" / "index.html") == "outdated"
+    notebook = (site / "zh" / "notebooks" / "masks" / "index.html").read_text(encoding="utf-8")
+    assert '<li><a href="../../../masks/#summary" hreflang="en">小结</a></li>' in notebook
     assert _banner(site / "masks" / "index.html") is None
     status = (site / "zh" / "translation-status" / "index.html").read_text(encoding="utf-8")
     assert re.search(r'href="\.\./masks/">掩码</a></td>\s*<td><span data-translation-state="outdated">待更新', status)
+    current = sections - 2
+    counted = f'data-sections-current="{current}" data-sections="{sections}">{sections} 个小节中 {current} 个已是最新'
+    assert counted in status
 
     # 4. The translator checks the page: the checks name what to do; the record cannot be updated yet.
     check = _translations(copy, "check", "zh/masks.md", ok=False)
@@ -581,7 +784,7 @@ def test_the_translators_path(copy: Path) -> None:
 
     # 5. The translator translates the new section and records it.
     chinese.write_text(chinese.read_text(encoding="utf-8") + NEW_CHINESE, encoding="utf-8")
-    assert "now records docs/en/masks.md" in _translations(copy, "update", "zh/masks.md")
+    assert "now records every section of docs/en/masks.md: up to date" in _translations(copy, "update", "zh/masks.md")
     _run(copy, "-m", "docs_tools.notebooks")
 
     # 6. All green: status, the structure checks, the notebooks, the page's code and outputs, the banner gone.
@@ -616,7 +819,7 @@ def test_adding_a_third_language(copy: Path) -> None:
         ("fr", False),
     ]
     status = _translations(copy)
-    assert re.search(r"^masks\.md +up to date +missing", status, re.MULTILINE)
+    assert re.search(r"^masks\.md +up to date (\d+)/\1 +missing", status, re.MULTILINE)
     assert f"Français (fr): 0 up to date, 0 outdated, {len(PAGES)} missing" in status
     assert _translations(copy, "check") == "All translation checks passed.\n"
     assert "already configured" in _translations(copy, "add-language", "fr", "--name", "Français", ok=False)
@@ -635,7 +838,7 @@ def test_adding_a_third_language(copy: Path) -> None:
     assert 'hreflang="fr"' in (site / "masks" / "index.html").read_text(encoding="utf-8")  # the language menu
     assert _banner(site / "zh" / "masks" / "index.html") is None
     status = html.unescape((site / "translation-status" / "index.html").read_text(encoding="utf-8"))
-    assert f"Français: of {len(PAGES)} pages, 0 up to date, 0 outdated, {len(PAGES)} missing." in status
+    assert f"Français: of {len(PAGES)} pages, 0 up to date, 0 outdated, {len(PAGES)} missing;" in status
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -679,7 +882,7 @@ def test_both_guides_have_the_same_sections() -> None:
 
 
 def test_the_commands_the_guide_and_templates_give_exist() -> None:
-    subcommands = {"status", "diff", "check", "update", "add-language", None}
+    subcommands = {"status", "diff", "check", "update", "no-translation-needed", "review", "add-language", None}
     texts = [*GUIDES.values(), TEMPLATE, ROOT / ".github" / "pull_request_template.md", ROOT / "README.md"]
     found = 0
     for path in texts:
