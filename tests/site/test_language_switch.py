@@ -6,6 +6,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+SCREENS = {"1280": {"width": 1280, "height": 800}, "390": {"width": 390, "height": 844}}
+
 #: (page, the section the reader scrolled to, the same page in the other language).
 CASES = [
     ("multi-head/", "split-heads", "zh/multi-head/"),
@@ -29,10 +31,17 @@ SETTLED = """async () => {
 }"""
 
 
-def _switch(page, base_url: str, start: str, section: str | None) -> list:
-    page.goto(base_url + start, wait_until="load")
+def _open(page, url: str) -> None:
+    page.goto(url, wait_until="load")
     page.evaluate("document.fonts.ready.then(() => null)")  # the text's final height, before scrolling
-    if section:
+
+
+def _switch(page, base_url: str, start: str, section: str | None, *, scroll: bool = True) -> list:
+    """Open ``start`` (unless ``scroll`` is False: the test has opened it and arrived at its section), scroll
+    to ``section`` as a reader does, and switch the language with the menu."""
+    if scroll:
+        _open(page, base_url + start)
+    if section and scroll:
         # Scrolled there, as a reader does: the address bar does not show the section.
         heading = page.locator(f"#{section}")
         heading.evaluate("heading => heading.scrollIntoView()")
@@ -59,17 +68,78 @@ def _switch(page, base_url: str, start: str, section: str | None) -> list:
     return documents
 
 
+def _lands_on(page, base_url: str, target: str, section: str | None) -> None:
+    """The switch opened ``target`` at ``section``: its heading at the top, under the header."""
+    url = urlsplit(page.url)
+    assert url.path == urlsplit(base_url).path + target, page.url
+    assert url.fragment == (section or ""), page.url
+    if section:
+        page.evaluate(SETTLED)
+        top = page.locator(f"#{section}").evaluate("heading => heading.getBoundingClientRect().top")
+        header = page.locator(".md-header").evaluate("header => header.getBoundingClientRect().bottom")
+        # Near the end of a page, the heading cannot go up that far: the page is scrolled to its end instead.
+        at_end = page.evaluate("Math.ceil(scrollY + innerHeight) >= document.documentElement.scrollHeight")
+        at_top = header - 1 <= top < header + 80
+        assert at_top or (at_end and header <= top < page.viewport_size["height"]), (
+            f"#{section} is {top}px from the top (the header ends at {header}; the page's end reached: {at_end})"
+        )
+
+
 @pytest.mark.parametrize(("start", "section", "target"), CASES, ids=[c[0] or "home" for c in CASES])
 def test_switching_language_keeps_the_page_and_the_section(page, base_url: str, start, section, target) -> None:
     documents = _switch(page, base_url, start, section)
     url = urlsplit(page.url)
-    assert url.path == urlsplit(base_url).path + target, page.url
-    assert url.fragment == (section or ""), page.url
     # One request for the new page: no redirect on the way.
     assert [(response.status, urlsplit(response.url).path) for response in documents] == [(200, url.path)]
-    if section:
-        top = page.locator(f"#{section}").evaluate("heading => heading.getBoundingClientRect().top")
-        assert 0 <= top < 120, f"#{section} is {top}px from the top"
+    _lands_on(page, base_url, target, section)
+
+
+#: (a link to a section, the same section in the other language): chapters and notebooks, both directions, and
+#: a section near the end of its page, which a link cannot scroll up to the header.
+LINKS = [
+    ("multi-head/#split-heads", "zh/multi-head/"),
+    ("zh/multi-head/#split-heads", "multi-head/"),
+    ("zh/masks/#padding-masks", "masks/"),
+    ("buffers/#to-device", "zh/buffers/"),
+    ("notebooks/masks/#causal-mask", "zh/notebooks/masks/"),
+    ("zh/notebooks/multi-head/#split-heads", "notebooks/multi-head/"),
+    ("masks/#exercise-combined-mask-bug", "zh/masks/"),
+]
+
+
+@pytest.mark.parametrize("width", ["1280", "390"])
+@pytest.mark.parametrize(("link", "target"), LINKS, ids=[link for link, _ in LINKS])
+def test_a_reader_who_came_by_a_link_keeps_its_section(page, base_url: str, link, target, width) -> None:
+    """A shared link, a search result or a bookmark: the page opens at the section, the reader switches at once."""
+    page.set_viewport_size(SCREENS[width])
+    _open(page, base_url + link)
+    page.evaluate(SETTLED)
+    start, section = link.split("#")
+    _switch(page, base_url, start, section, scroll=False)
+    _lands_on(page, base_url, target, section)
+
+
+TOC_CLICKS = [("masks/", "float16", "zh/masks/"), ("zh/notebooks/buffers/", "to-device", "notebooks/buffers/")]
+
+
+@pytest.mark.parametrize(("start", "section", "target"), TOC_CLICKS)
+def test_a_reader_who_clicked_the_table_of_contents_keeps_its_section(page, base_url, start, section, target) -> None:
+    _open(page, base_url + start)
+    page.locator(f'.md-sidebar--secondary a[href="#{section}"]').click()  # the table of contents on the right
+    page.wait_for_url(f"**#{section}")
+    page.evaluate(SETTLED)
+    _switch(page, base_url, start, section, scroll=False)
+    _lands_on(page, base_url, target, section)
+
+
+def test_a_reader_who_resized_the_window_keeps_its_section(page, base_url: str) -> None:
+    """A phone turned, a window narrowed: the text reflows under the reader, who is still reading the same section."""
+    _open(page, base_url + "multi-head/#split-heads")
+    page.evaluate(SETTLED)
+    page.set_viewport_size(SCREENS["390"])
+    page.evaluate(SETTLED)
+    _switch(page, base_url, "multi-head/", "split-heads", scroll=False)
+    _lands_on(page, base_url, "zh/multi-head/", "split-heads")
 
 
 @pytest.mark.parametrize(

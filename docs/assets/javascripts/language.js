@@ -11,13 +11,25 @@
     link.setAttribute("rel", "alternate "); // the same link type; no longer matches [rel=alternate]
   }
 
-  // The section being read: the last heading whose top is above the middle of the header's bottom edge.
+  // The section being read: the last heading scrolled up to where a link to it leaves it, which is its scroll
+  // margin below the top (Material's, which clears the header), or under the header, whichever is lower.
+  // A link, a TOC click and a search result all leave their heading there; a reader who scrolled on has
+  // taken it higher. (Measuring from the header alone, a reader who came by a link was one section early.)
   function currentSection() {
     const header = document.querySelector(".md-header")?.getBoundingClientRect().bottom ?? 0;
+    const headings = [...document.querySelectorAll(".md-content article :is(h1, h2, h3, h4, h5, h6)[id]")];
     let current = null;
-    for (const heading of document.querySelectorAll(".md-content article :is(h1, h2, h3, h4, h5, h6)[id]")) {
-      if (heading.getBoundingClientRect().top <= header + 8) current = heading;
+    for (const heading of headings) {
+      const margin = parseFloat(getComputedStyle(heading).scrollMarginTop) || 0;
+      if (heading.getBoundingClientRect().top <= Math.max(header, margin) + 8) current = heading;
       else break;
+    }
+    // A link to a section near the end of a page cannot scroll it up that far: while the section the address
+    // names is on screen below the one found above, that is the one the reader came to read.
+    const named = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (named && headings.indexOf(named) > headings.indexOf(current)) {
+      const top = named.getBoundingClientRect().top;
+      if (top >= header && top < window.innerHeight) current = named;
     }
     return current && current.tagName !== "H1" ? current.id : null;
   }
