@@ -63,15 +63,16 @@ def _version(package: Path) -> str | None:
 
 
 def ensure_env() -> None:
-    """Create ``.venv`` and install both packages, editable: attention_lib with its ``test`` extra (which
-    includes the docs tools) and attention_exercises, unless the same install is already in place."""
+    """Create ``.venv`` and install, editable: attention_lib with its ``test`` extra (which includes the docs
+    tools), attention_exercises and the site's tooling (``docs_tools``), unless the same install is already
+    in place."""
     extra = "test"
     if not venv_bin("python").exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
     # The packages' versions too: an editable install keeps the version it was installed with.
     fingerprint = hashlib.sha256(
-        b"".join((dist.project / "pyproject.toml").read_bytes() for dist in DISTRIBUTIONS)
+        b"".join((project / "pyproject.toml").read_bytes() for project in [*(d.project for d in DISTRIBUTIONS), TOOLS])
         + f"{TORCH_SPEC}|{extra}|{sys.version}|{[_version(dist.package) for dist in DISTRIBUTIONS]}".encode()
     ).hexdigest()
     stamp = VENV / f".installed-{extra}"
@@ -82,8 +83,10 @@ def ensure_env() -> None:
     # torch first, from its pin: the packages' own `torch>=2.2` is then already satisfied and pip
     # never reaches for the multi-GB CUDA build.
     run(*pip, TORCH_SPEC, *(["--extra-index-url", index] if index else []))
-    # Both in one install: the checker's attention_lib requirement is met by the editable library beside it.
-    run(*pip, "-e", f".[{extra}]", "-e", "./exercises")
+    # All in one install: the checker's attention_lib requirement is met by the editable library beside it.
+    # The site's tooling (docs_tools/pyproject.toml, never published) too, so that the hooks that import it
+    # work under MkDocs' own `mkdocs serve` and `mkdocs build`, from the activated .venv, as under dev.py.
+    run(*pip, "-e", f".[{extra}]", "-e", "./exercises", "-e", f"./{TOOLS.name}")
     stamp.write_text(fingerprint)
 
 
@@ -158,6 +161,8 @@ EXERCISES = Distribution(
     "attention_exercises", ROOT / "exercises", ROOT / "tests" / "exercises", data=("py.typed", "messages/*.toml")
 )
 DISTRIBUTIONS = (LIBRARY, EXERCISES)
+#: The site's tooling, a project of its own that is installed (editable) but never packaged or published.
+TOOLS = ROOT / "docs_tools"
 #: Run by the fresh environment's Python, outside the repository, for each package (argv[1]): the copy it
 #: imports is the wheel's, in that environment's site-packages, and of the wheel's version (argv[2]).
 IMPORT_CHECK = """\
@@ -279,7 +284,7 @@ def main(argv: list[str]) -> int:
     if task in ("docs", "test"):
         ensure_site_assets()
     if task == "docs":
-        mkdocs = [venv_bin("python"), "-m", "mkdocs"]
+        mkdocs = [venv_bin("mkdocs")]  # MkDocs' own command, which a writer may also run from the activated .venv
         if "--build" in args:
             run(*mkdocs, "build", "--strict")
         else:

@@ -228,14 +228,25 @@ def _site_paths(shared: Path) -> tuple[Path, Path, Path]:
     return shared / "site", shared / "site-build-failed.txt", shared / "site.lock"
 
 
+def _mkdocs() -> str:
+    """The ``mkdocs`` command of the environment the tests run in."""
+    scripts = Path(sys.executable).parent
+    found = shutil.which("mkdocs", path=str(scripts))
+    if found is None:
+        pytest.fail(f"no mkdocs command in {scripts}: python3 dev.py test installs it", pytrace=False)
+    return found
+
+
 def _build_site(out: Path, failure: Path, lock: Path) -> None:
     """Build the site into ``out`` unless it is there already, or its build failed (then ``failure`` says how)."""
     from filelock import FileLock  # here, not at the top: the library's tests run without it (dev.py package)
 
     with FileLock(lock):
         if not out.is_dir() and not failure.exists():
+            # MkDocs' own command, as a writer or a Pages recipe types it in the activated .venv: its hooks find
+            # the site's tooling installed there (docs_tools/pyproject.toml), not on the path of `python -m`.
             result = subprocess.run(
-                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+                [_mkdocs(), "build", "--strict", "--site-dir", str(out)],
                 cwd=ROOT,
                 capture_output=True,
                 text=True,

@@ -281,3 +281,42 @@ def test_the_404_page_is_english_and_leads_every_language_home(site: Path) -> No
     assert "<h2>页面不存在</h2>" in chinese.group(1)
     assert re.search(rf'<a href="{BASE_PATH}zh/" hreflang="zh">前往中文首页</a>', chinese.group(1))
     assert not (site / "zh" / "404.html").exists()
+
+
+def test_mkdocs_serve_from_the_virtual_environment_serves_the_site(tmp_path: Path) -> None:
+    """`mkdocs serve`, MkDocs' own command in the activated .venv, run from another folder: its hooks import the
+    site's tooling as installed there (docs_tools/pyproject.toml), so it starts and serves both languages.
+    (`mkdocs build`, the same command's other half, builds the site that every test here reads.)"""
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    mkdocs = Path(sys.executable).with_name("mkdocs" + (".exe" if os.name == "nt" else ""))
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"} | {"NO_MKDOCS_2_WARNING": "1"}
+    command = [str(mkdocs), "serve", "-f", str(ROOT / "mkdocs.yml"), "-a", f"127.0.0.1:{port}", "--no-livereload"]
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT, env=env)
+        try:
+            pages = {}
+            deadline = time.monotonic() + 300  # a whole build first, on a loaded 2-core machine
+            while len(pages) < 2 and server.poll() is None and time.monotonic() < deadline:
+                for path in ("", "zh/masks/"):
+                    try:
+                        with urllib.request.urlopen(f"http://127.0.0.1:{port}/attention-docs/{path}") as response:
+                            pages[path] = response.read().decode("utf-8")
+                    except OSError:
+                        time.sleep(0.5)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    said = log.read_text(encoding="utf-8", errors="replace")
+    assert "ModuleNotFoundError" not in said, said
+    assert set(pages) == {"", "zh/masks/"}, said
+    assert '<html lang="en"' in pages[""]
+    assert '<html lang="zh"' in pages["zh/masks/"]
