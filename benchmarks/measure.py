@@ -10,7 +10,6 @@ import json
 import os
 import platform
 import random
-import resource
 import statistics
 import sys
 import time
@@ -18,6 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+
+try:
+    import resource  # POSIX: the peak resident size when Linux's /proc does not say
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
 
 #: Where the scripts write the data that the pages show (and docs_tools draws the plots from).
 DATA = Path(__file__).resolve().parent / "data"
@@ -86,8 +90,33 @@ def peak_rss_kib() -> int:
                     return int(line.split()[1])
     except OSError:
         pass
+    if resource is None:
+        return _windows_peak_kib()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak // 1024 if sys.platform == "darwin" else peak  # macOS reports bytes, Linux KiB
+
+
+def _windows_peak_kib() -> int:
+    """The peak working set of this process, from Windows' GetProcessMemoryInfo (by hand, with ctypes: the
+    standard library has no call for it, and one number does not justify a dependency such as psutil)."""
+    import ctypes
+    from ctypes import wintypes
+
+    class Counters(ctypes.Structure):  # PROCESS_MEMORY_COUNTERS
+        _fields_ = [
+            ("cb", wintypes.DWORD),
+            ("PageFaultCount", wintypes.DWORD),
+            *((name, ctypes.c_size_t) for name in (
+                "PeakWorkingSetSize", "WorkingSetSize", "QuotaPeakPagedPoolUsage", "QuotaPagedPoolUsage",
+                "QuotaPeakNonPagedPoolUsage", "QuotaNonPagedPoolUsage", "PagefileUsage", "PeakPagefileUsage",
+            )),
+        ]  # fmt: skip
+
+    counters = Counters(cb=ctypes.sizeof(Counters))
+    process = ctypes.windll.kernel32.GetCurrentProcess()  # type: ignore[attr-defined]
+    if not ctypes.windll.psapi.GetProcessMemoryInfo(process, ctypes.byref(counters), counters.cb):  # type: ignore[attr-defined]
+        raise OSError(ctypes.get_last_error(), "GetProcessMemoryInfo failed")
+    return counters.PeakWorkingSetSize // 1024
 
 
 def cpu_model() -> str:

@@ -87,6 +87,23 @@ def version(name: str = "attention_lib") -> str:
     return value
 
 
+def _folder(repository: str) -> str:
+    """The folder ``git clone`` makes for ``repository``."""
+    return repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+
+
+def _wrapped(text: str, width: int = 62) -> list[str]:
+    """``text`` cut into pieces of at most ``width`` characters, at spaces, each piece keeping its space."""
+    pieces, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + len(word) + 1 > width:
+            pieces.append(line + " ")
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*pieces, line]
+
+
 def install_cell(lang: str, repository: str) -> str:
     """The notebook's first code cell: both packages at the pages' versions, from PyPI, unless this Python
     has those versions already (where the test suite runs the notebooks, it does nothing). Its comment gives
@@ -110,6 +127,17 @@ def install_cell(lang: str, repository: str) -> str:
         f"wanted = {{{wanted}}}\n"
         "if any(installed(name) != version for name, version in wanted.items()):\n"
         "    %pip install --quiet " + " ".join(f"{name}=={pinned[name]}" for name in PACKAGES) + "\n"
+        # %pip reports a failure and goes on: say at once what failed and what to do, not at the first import.
+        "    missing = [name for name, version in wanted.items()\n"
+        "               if installed(name) != version]\n"
+        "    if missing:\n"
+        "        raise RuntimeError(\n"
+        + "".join(
+            f"            {line!r}\n"
+            for line in _wrapped(_words(lang)["not_installed"].format(repository=repository, folder=_folder(repository)))
+        )
+        + "            .format(missing=', '.join(missing))\n"
+        "        )\n"
     )
     if lang != "en":
         cell += (

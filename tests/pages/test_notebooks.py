@@ -245,11 +245,17 @@ def test_a_failing_cell_fails_the_notebook(tmp_path: Path) -> None:
         _run(["1 / 0"], tmp_path)
 
 
-def _install_calls(source: str) -> list[tuple[str, str]]:
-    """The magics (such as ``%pip install``) that running the cell ``source`` calls, as IPython would run it."""
+def _install_calls(source: str, pip=None) -> list[tuple[str, str]]:
+    """The magics (such as ``%pip install``) that running the cell ``source`` calls, as IPython would run it;
+    ``pip(line)``, if given, does what that magic would."""
     calls = []
-    ipython = SimpleNamespace(run_line_magic=lambda name, line: calls.append((name, line)))
-    exec(TransformerManager().transform_cell(source), {"get_ipython": lambda: ipython})
+
+    def magic(name: str, line: str) -> None:
+        calls.append((name, line))
+        if pip is not None:
+            pip(line)
+
+    exec(TransformerManager().transform_cell(source), {"get_ipython": lambda: SimpleNamespace(run_line_magic=magic)})
     return calls
 
 
@@ -259,7 +265,8 @@ def test_the_install_cell_does_nothing_where_both_packages_are_installed(
 ) -> None:
     """It installs from PyPI exactly the versions the pages were checked with, of the library and of its
     exercises' checker, where another one or none is installed, and names the fallback: the same versions from
-    the repository's release tags. A translated notebook then sets the checker's language."""
+    the repository's release tags; where pip fails, it says so at once, with the way from a clone. A translated
+    notebook then sets the checker's language."""
     versions = {"attention_lib": attention_lib.__version__, "attention_exercises": attention_exercises.__version__}
     notebook = json.loads(make_notebooks.target("masks", lang).read_text(encoding="utf-8"))
     install = next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")
@@ -283,17 +290,28 @@ def test_the_install_cell_does_nothing_where_both_packages_are_installed(
     pip = [("pip", "install --quiet " + " ".join(f"{name}=={version}" for name, version in versions.items()))]
     for missing in versions:
         for other in ("0.0.1", None):
+            done: list[str] = []  # what pip installed
 
-            def installed(name: str, missing: str = missing, other: str | None = other) -> str:
+            def installed(name: str, missing: str = missing, other: str | None = other, done=done) -> str:
                 assert name in versions
-                if name != missing:
+                if name != missing or done:
                     return versions[name]
                 if other is None:
                     raise importlib.metadata.PackageNotFoundError(name)
                 return other
 
             monkeypatch.setattr(importlib.metadata, "version", installed)
-            assert _install_calls(source) == pip, (missing, other)
+            assert _install_calls(source, pip=done.append) == pip, (missing, other)
+            # Where pip cannot install it (before the first release, or offline), the cell stops at once and
+            # says what failed and what to do, in the notebook's language; not a ModuleNotFoundError later.
+            done.clear()
+            with pytest.raises(RuntimeError) as failed:
+                _install_calls(source, pip=lambda line: None)
+            said = str(failed.value)
+            assert missing in said
+            assert f"!git clone --depth 1 {repository}" in said
+            assert "%pip install ./attention-docs ./attention-docs/exercises" in said
+            assert ("从 PyPI 安装" in said) == (lang == "zh")
 
 
 # The built site --------------------------------------------------------------------------------------

@@ -129,8 +129,11 @@ def test_every_cpu_job_runs_the_readmes_test_command() -> None:
     tests = _load(GITHUB / "workflows" / "tests.yml")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "python3 dev.py test" in readme
-    cpu_runs = [step["run"] for step in tests["jobs"]["cpu"]["steps"] if "run" in step]
-    assert cpu_runs[-1] == "python dev.py test"
+    cpu_steps = [step for step in tests["jobs"]["cpu"]["steps"] if "run" in step]
+    assert cpu_steps[-2]["run"] == "python dev.py test"
+    # Then, on each system, a benchmark's smoke run: the benchmarks run wherever the README says the project does.
+    assert cpu_steps[-1]["run"] == "python dev.py benchmarks attention_paths --quick"
+    assert cpu_steps[-1]["if"] == "matrix.python == '3.13'"
     # The GPU job tests, then measures: the GPU tables of "How PyTorch runs attention" come from its artifact.
     gpu_steps = tests["jobs"]["gpu"]["steps"]
     gpu_runs = [step["run"] for step in gpu_steps if "run" in step]
