@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
 TASKS = {
-    "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--build: build it into site/ instead)",
+    "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--port N; --build: into site/)",
     "test": "set up and run the whole test suite (extra arguments go to pytest)",
     "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
     "lint": "check the code with ruff (lint rules and formatting) and attention_lib's types with mypy (strict)",
@@ -288,7 +289,16 @@ def main(argv: list[str]) -> int:
         if "--build" in args:
             run(*mkdocs, "build", "--strict")
         else:
-            run(*mkdocs, "serve")
+            port = int(args[args.index("--port") + 1]) if "--port" in args else 8000
+            with socket.socket() as probe:  # a port in use: one line that says what to do, not a traceback
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError:
+                    sys.exit(
+                        f"dev.py docs: port {port} is in use (another `mkdocs serve`?): stop it, or serve on"
+                        f" another port: python3 dev.py docs --port {port + 1}"
+                    )
+            run(*mkdocs, "serve", "--dev-addr", f"127.0.0.1:{port}")
     elif task == "test":
         cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
         # One pytest-xdist worker per CPU core; loadgroup keeps a page's Sybil blocks (one namespace) and the

@@ -29,10 +29,16 @@ def main(argv: list[str], outputs: Outputs, description: str, command: str) -> i
         for path in out_of_date:
             print(f"out of date: {_shown(path)} (run {command})")
         return 1 if out_of_date else 0
+    changed = 0
     for path, make in outputs.items():
+        text, existed = make(), path.exists()
+        if existed and path.read_text(encoding="utf-8") == text:
+            continue  # the same as generated: neither written nor reported, so that the files that changed stand out
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(make(), encoding="utf-8", newline="\n")
-        print(f"wrote {_shown(path)}")
+        path.write_text(text, encoding="utf-8", newline="\n")
+        print(f"{'updated' if existed else 'created'} {_shown(path)}")
+        changed += 1
+    print(f"{changed} of {len(outputs)} file(s) changed" if changed else f"all {len(outputs)} file(s) up to date")
     return 0
 
 

@@ -1,0 +1,50 @@
+"""dev.py's own behaviour, where a contributor meets it: what it says when something is in the way."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_docs_names_a_busy_port_in_one_line_and_how_to_choose_another() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "dev.py", "docs", "--port", str(port)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+            timeout=600,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"dev.py docs: port {port} is in use (another `mkdocs serve`?): stop it, or serve on another port:"
+        f" python3 dev.py docs --port {port + 1}"
+    )
+    assert "Traceback" not in result.stderr
+
+
+def test_every_pre_commit_hook_is_a_dev_py_task_that_exists() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    hooks = [hook for repo in config["repos"] for hook in repo["hooks"]]
+    assert {hook["id"] for hook in hooks} == {"lint", "notebooks", "figures", "translations"}
+    for hook in hooks:
+        command = hook["entry"].split()
+        assert command[:2] == ["python3", "dev.py"], hook
+        # The task and its arguments are accepted: each check mode answers --help.
+        result = subprocess.run(
+            [sys.executable, "dev.py", *command[2:3], "--help"], cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, (hook["id"], result.stdout, result.stderr)
+        if len(command) > 3:
+            assert command[3] in result.stdout, (hook["id"], result.stdout)
