@@ -1,10 +1,11 @@
 """The rows of the pages' benchmark tables, from the data that ``benchmarks/`` writes.
 
     python3 -m docs_tools.benchmark_tables            # print every table's rows, to paste into the pages
+    python3 -m docs_tools.benchmark_tables --lang zh  # ... with the row labels of the Chinese pages
     python3 -m docs_tools.benchmark_tables --check    # exit 1 if a page's table differs from the data
 
-A page shows its measurements as ordinary Markdown tables (translated headers, the same rows in every
-language), followed by a sentence that names the machine, the torch version and the date. The rows are
+A page shows its measurements as ordinary Markdown tables (translated headers and row labels, the same numbers
+in every language), followed by a sentence that names the machine, the torch version and the date. The rows are
 written by this module from ``benchmarks/data/*.json``, and ``tests/pages/test_benchmark_tables.py``
 fails when a page's rows or provenance no longer match the data, say after the benchmark ran again.
 """
@@ -21,17 +22,27 @@ from docs_tools.project import DOCS, ROOT
 
 DATA = ROOT / "benchmarks" / "data"
 
-#: The paths of benchmarks/attention_paths.py, in the order and with the names its page shows: code only, so
-#: that the rows are the same in every language.
-PATH_LABELS = {
-    "ours": "`MultiHeadAttention`",
-    "ours_explicit": "`MultiHeadAttention`, `use_sdpa=False`",
-    "torch_mha": "`nn.MultiheadAttention`, `attn_mask`",
-    "torch_mha_is_causal": "`nn.MultiheadAttention`, `attn_mask`, `is_causal=True`",
-    "torch_mha_weights": "`nn.MultiheadAttention`, `need_weights=True`",
-    "sdpa_is_causal": "`sdpa`, `is_causal=True`",
-    "sdpa_bool_mask": "`sdpa`, `attn_mask`",
-    "sdpa_math": "`sdpa`, `SDPBackend.MATH`",
+#: A row's label: its parts, code (a string) or words ({language: words}; English where a language has none),
+#: joined as a list is in each language.
+Label = tuple[str | dict[str, str], ...]
+SEPARATORS = {"zh": "，"}
+
+
+def label(parts: Label, lang: str) -> str:
+    words = [part if isinstance(part, str) else part.get(lang, part["en"]) for part in parts]
+    return SEPARATORS.get(lang, ", ").join(words)
+
+
+#: The paths of benchmarks/attention_paths.py, in the order and with the names its page shows.
+PATH_LABELS: dict[str, Label] = {
+    "ours": ("`MultiHeadAttention`",),
+    "ours_explicit": ("`MultiHeadAttention`", "`use_sdpa=False`"),
+    "torch_mha": ("`nn.MultiheadAttention`", "`attn_mask`"),
+    "torch_mha_is_causal": ("`nn.MultiheadAttention`", "`attn_mask`", "`is_causal=True`"),
+    "torch_mha_weights": ("`nn.MultiheadAttention`", "`need_weights=True`"),
+    "sdpa_is_causal": ("`sdpa`", "`is_causal=True`"),
+    "sdpa_bool_mask": ("`sdpa`", "`attn_mask`"),
+    "sdpa_math": ("`sdpa`", "`SDPBackend.MATH`"),
 }
 
 
@@ -86,28 +97,28 @@ def gqa_decode_gpu() -> list[str]:
     ]
 
 
-#: The candidates of benchmarks/fast_decoding.py, in the order and with the names its tables show (code only,
-#: so that the rows are the same in every language); the CPU has no graphs.
-DECODING_LABELS = {
-    "recompute": "recompute",
-    "cat": "`torch.cat` cache",
-    "static": "`StaticKVCache`",
-    "static_shapes": "`static_shapes=True`",
-    "graph": "`CUDAGraph`",
-    "graph_explicit": "`CUDAGraph`, `use_sdpa=False`",
+#: The candidates of benchmarks/fast_decoding.py, in the order and with the names its tables show; the CPU has
+#: no graphs.
+DECODING_LABELS: dict[str, Label] = {
+    "recompute": ({"en": "recompute", "zh": "重新计算"},),
+    "cat": ({"en": "`torch.cat` cache", "zh": "`torch.cat` 缓存"},),
+    "static": ("`StaticKVCache`",),
+    "static_shapes": ("`static_shapes=True`",),
+    "graph": ("`CUDAGraph`",),
+    "graph_explicit": ("`CUDAGraph`", "`use_sdpa=False`"),
 }
 #: The contexts the pages show, the shortest and the longest (the data holds 128 to 4,096).
 DECODING_CONTEXTS = [128, 4096]
 
 
-def fast_decoding(name: str, dtype: str) -> list[str]:
+def fast_decoding(name: str, dtype: str, lang: str = "en") -> list[str]:
     """Per-token milliseconds of each candidate, batch 1 then batch 8, at the contexts the page shows."""
     tables = load(name)["tables"]
     rows = []
-    for candidate, label in DECODING_LABELS.items():
+    for candidate, parts in DECODING_LABELS.items():
         if candidate not in tables[f"{dtype}/1"]["ms"]:
             continue
-        cells = [label]
+        cells = [label(parts, lang)]
         for batch in (1, 8):
             table = tables[f"{dtype}/{batch}"]
             for n in DECODING_CONTEXTS:
@@ -123,23 +134,23 @@ def decoding_ratio(name: str, dtype: str, batch: int, candidate: str, n: int) ->
     return float(table["ratios"][f"cat/{candidate}"][table["context"].index(n)])
 
 
-def attention_paths(name: str = "attention-cpu") -> list[str]:
+def attention_paths(name: str = "attention-cpu", lang: str = "en") -> list[str]:
     """Each path at the largest number of tokens: forward ms and MiB, forward + backward ms and MiB (a GPU's
     milliseconds with two decimals, its MiB whole)."""
     data = load(name)
     gpu = data["provenance"]["device"] == "cuda"
     ms, mib = (",.2f", ",.0f") if gpu else (",.0f", ",.1f")
     rows = []
-    for path, label in PATH_LABELS.items():
-        cells = [label]
+    for path, parts in PATH_LABELS.items():
+        cells = [label(parts, lang)]
         for mode in ("forward", "forward_backward"):
             cells += [format(data["ms"][mode][path][-1], ms), format(data["mib"][mode][path][-1], mib)]
         rows.append(_row(*cells))
     return rows
 
 
-def attention_paths_gpu() -> list[str]:
-    return attention_paths("attention-cuda-bfloat16")
+def attention_paths_gpu(lang: str = "en") -> list[str]:
+    return attention_paths("attention-cuda-bfloat16", lang)
 
 
 def training_ratios() -> list[str]:
@@ -250,8 +261,12 @@ NUMBERS: dict[str, Callable[[], list[str]]] = {
 @dataclass(frozen=True)
 class Table:
     name: str
-    rows: Callable[[], list[str]]
+    rows: Callable[..., list[str]]  # lang= for the tables whose labels are words
     data: str  # the data file (benchmarks/data/<data>.json)
+    labelled: bool = False  # whether its rows take the page's language
+
+    def shown(self, lang: str) -> list[str]:
+        return self.rows(lang=lang) if self.labelled else self.rows()
 
 
 #: The tables of each page (file name within a language's folder).
@@ -259,14 +274,23 @@ TABLES = {
     "kv-cache.md": [
         Table("decode", kv_cache_decode, "kv-cache-cpu"),
         Table("GPU decode", kv_cache_decode_gpu, "kv-cache-cuda"),
-        Table("fast decoding, CPU", lambda: fast_decoding("fast-decoding-cpu", "float32"), "fast-decoding-cpu"),
         Table(
-            "fast decoding, GPU bfloat16",
-            lambda: fast_decoding("fast-decoding-cuda", "bfloat16"),
-            "fast-decoding-cuda",
+            "fast decoding, CPU",
+            lambda lang: fast_decoding("fast-decoding-cpu", "float32", lang),
+            "fast-decoding-cpu",
+            labelled=True,
         ),
         Table(
-            "fast decoding, GPU float32", lambda: fast_decoding("fast-decoding-cuda", "float32"), "fast-decoding-cuda"
+            "fast decoding, GPU bfloat16",
+            lambda lang: fast_decoding("fast-decoding-cuda", "bfloat16", lang),
+            "fast-decoding-cuda",
+            labelled=True,
+        ),
+        Table(
+            "fast decoding, GPU float32",
+            lambda lang: fast_decoding("fast-decoding-cuda", "float32", lang),
+            "fast-decoding-cuda",
+            labelled=True,
         ),
     ],
     "grouped-query.md": [
@@ -274,9 +298,9 @@ TABLES = {
         Table("GPU decode", gqa_decode_gpu, "kv-cache-cuda-bfloat16"),
     ],
     "attention-backends.md": [
-        Table("paths", attention_paths, "attention-cpu"),
+        Table("paths", lambda lang: attention_paths("attention-cpu", lang), "attention-cpu", labelled=True),
         Table("training", training_ratios, "attention-cpu"),
-        Table("GPU paths", attention_paths_gpu, "attention-cuda-bfloat16"),
+        Table("GPU paths", attention_paths_gpu, "attention-cuda-bfloat16", labelled=True),
     ],
 }
 
@@ -288,7 +312,7 @@ def problems(page: Path, text: str | None = None) -> list[str]:
     shown = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
     found = []
     for table in TABLES.get(page.name, []):
-        missing = [row for row in table.rows() if row not in text.splitlines()]
+        missing = [row for row in table.shown(page.parent.name) if row not in text.splitlines()]
         if missing:
             found.append(
                 f"{shown}: the {table.name} table does not show benchmarks/data/{table.data}.json; "
@@ -311,10 +335,11 @@ def main(argv: list[str]) -> int:
         found = [p for page in sorted(DOCS.glob("*/*.md")) for p in problems(page)]
         print("\n".join(found) or "Every benchmark table matches its data.")
         return 1 if found else 0
+    lang = argv[argv.index("--lang") + 1] if "--lang" in argv else "en"
     for page, tables in TABLES.items():
         for table in tables:
-            print(f"{page}, {table.name} ({', '.join(provenance(table.data))}):")
-            print("\n".join(table.rows()))
+            print(f"{lang}/{page}, {table.name} ({', '.join(provenance(table.data))}):")
+            print("\n".join(table.shown(lang)))
             print()
     return 0
 

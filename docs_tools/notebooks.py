@@ -134,7 +134,9 @@ def install_cell(lang: str, repository: str) -> str:
         "        raise RuntimeError(\n"
         + "".join(
             f"            {line!r}\n"
-            for line in _wrapped(_words(lang)["not_installed"].format(repository=repository, folder=_folder(repository)))
+            for line in _wrapped(
+                _words(lang)["not_installed"].format(repository=repository, folder=_folder(repository))
+            )
         )
         + "            .format(missing=', '.join(missing))\n"
         "        )\n"

@@ -35,6 +35,7 @@ file, on the translation's first line::
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass
@@ -88,9 +89,10 @@ class Section:
 
 
 def text_hash(text: str) -> str:
-    """A short hash of ``text`` that ignores line endings, trailing spaces and blank lines at either end."""
+    """A short hash of ``text`` that ignores what Markdown ignores between blocks: line endings, trailing
+    spaces, and how many blank lines separate two blocks (or end the text)."""
     lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
-    data = "\n".join(lines).strip("\n").encode("utf-8")
+    data = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n").encode("utf-8")
     return hashlib.sha1(data).hexdigest()[:12]  # a fingerprint, not for security
 
 
@@ -137,10 +139,21 @@ def with_record(text: str, hash_: str) -> str:
     return f'source_hash = "{hash_}"\n' + TOML_RECORD.sub("", text.replace("\r\n", "\n"), count=1)
 
 
+class FrontMatterError(ValueError):
+    """A page's front matter is not YAML: most often a merge conflict between two translators' records."""
+
+
 def front_matter(text: str) -> dict:
-    """A page's front matter as a mapping ({} without one)."""
+    """A page's front matter as a mapping ({} without one); FrontMatterError where it is not YAML."""
     front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
-    loaded = yaml.safe_load(front["body"]) if front else None
+    try:
+        loaded = yaml.safe_load(front["body"]) if front else None
+    except yaml.YAMLError as error:
+        raise FrontMatterError(
+            "its front matter is not valid YAML (a merge conflict in the record? keep the lines of both sides,"
+            " without the <<<<<<< ======= >>>>>>> lines; the record is then as each translator left it)"
+            f": {str(error).splitlines()[0]}"
+        ) from error
     return loaded if isinstance(loaded, dict) else {}
 
 
@@ -184,6 +197,13 @@ def with_front_matter(text: str, key: str, value: dict[str, str] | None) -> str:
     return f"---\n{body}---\n\n{rest}" if body.strip() else rest
 
 
+def write(path: Path, text: str) -> None:
+    """Write ``text`` (LF line endings) to ``path``, keeping the line endings the file had (CRLF on a Windows
+    checkout), so that a change of its record is a change of its record alone."""
+    crlf = path.exists() and b"\r\n" in path.read_bytes()
+    path.write_text(text.replace("\r\n", "\n"), encoding="utf-8", newline="\r\n" if crlf else "\n")
+
+
 def translated_text(text: str) -> str:
     """What a reviewer reads: the page without its front matter."""
     front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
@@ -207,9 +227,11 @@ class PageState:
 
     state: str  #: UP_TO_DATE, OUTDATED or MISSING
     sections: list[Section]  #: the English page's sections
-    outdated: list[Section]  #: those whose recorded text differs (or that have no record), in page order
+    #: Those whose recorded text differs, that have no record (new, or renamed) or that moved, in page order.
+    outdated: list[Section]
     removed: list[str]  #: ids the translation records but English no longer has
     reviewed_by: str | None  #: who reviewed the translation as it now reads, or None
+    moved: list[str]  #: ids of sections whose place in English changed since they were translated
 
     @property
     def current(self) -> int:
@@ -221,15 +243,24 @@ def page_state(locale: str, page: str, docs: Path = DOCS) -> PageState:
     english, translation = docs / SOURCE / page, docs / locale / page
     source = sections(english.read_text(encoding="utf-8"))
     if not translation.exists():
-        return PageState(MISSING, source, source, [], None)
+        return PageState(MISSING, source, source, [], None, [])
     text = translation.read_text(encoding="utf-8")
-    recorded = read_sections(text) or {}
-    outdated = [section for section in source if recorded.get(section.id) != section.hash]
-    removed = sorted(set(recorded) - {section.id for section in source})
+    try:
+        recorded = read_sections(text) or {}
+    except FrontMatterError as error:
+        raise FrontMatterError(f"{translation}: {error}") from None
+    # The record lists the sections in the English order of its time: a section out of that order has moved.
+    common = [section.id for section in source if section.id in recorded]
+    order = [key for key in recorded if key in set(common)]
+    matcher = difflib.SequenceMatcher(a=order, b=common, autojunk=False)
+    kept = {key for block in matcher.get_matching_blocks() for key in common[block.b : block.b + block.size]}
+    moved = [key for key in common if key not in kept]
+    outdated = [s for s in source if recorded.get(s.id) != s.hash or s.id in moved]
+    removed = [key for key in recorded if key not in {section.id for section in source}]
     review = read_review(text)
     reviewed_by = review["by"] if review and review["translation"] == text_hash(translated_text(text)) else None
     state = UP_TO_DATE if not outdated and not removed else OUTDATED
-    return PageState(state, source, outdated, removed, reviewed_by)
+    return PageState(state, source, outdated, removed, reviewed_by, moved)
 
 
 def state(locale: str, page: str, docs: Path = DOCS) -> str:
@@ -266,6 +297,9 @@ def split_page(item: str) -> tuple[str, str]:
     if item.startswith(folder) and item.endswith(".toml"):
         return item.removeprefix(folder).removesuffix(".toml"), MESSAGES
     locale, _, page = item.removeprefix("docs/").partition("/")
-    if not (page.endswith(".md") or page == MESSAGES):
-        raise SystemExit(f"translations: {item!r}: name a translated page, such as zh/masks.md, or zh/messages.toml")
+    if not (page.endswith(".md") or page == MESSAGES) or locale == SOURCE:
+        raise SystemExit(
+            f"translations: {item!r}: name a translated page, such as zh/masks.md, or zh/messages.toml"
+            + (f" ({SOURCE}/ holds the English pages, which are not translations)" if locale == SOURCE else "")
+        )
     return locale, page

@@ -30,10 +30,14 @@ from docs_tools.project import ROOT
 from docs_tools.records import (
     MESSAGES,
     SECTIONS_KEY,
+    UP_TO_DATE,
+    FrontMatterError,
+    page_state,
     pages,
     paths,
     read_record,
     read_sections,
+    sections,
     split_page,
     without_front_matter,
 )
@@ -160,7 +164,8 @@ def check_checker_language(pair: _Pair, locale: str) -> list[Problem]:
 
 
 def _show(item: object) -> str:
-    return item[1] if isinstance(item, tuple) else str(item)
+    shown = item[1] if isinstance(item, tuple) else str(item)
+    return shown.replace("\n", "\\n")  # a line break shown as \n, not as a break in the message
 
 
 def check_blocks(pair: _Pair) -> list[Problem]:
@@ -682,9 +687,28 @@ def check_messages(locale: str, root: Path = ROOT) -> list[Problem]:
     return problems
 
 
-def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
+def _compare(pair: _Pair) -> list[Problem]:
+    """The checks that compare a translation with its English text: headings, blocks, pieces, links."""
+    return check_headings(pair) + check_blocks(pair) + check_interactive(pair) + check_links(pair)
+
+
+def _section_pair(pair: _Pair, section_id: str) -> _Pair:
+    """The section ``section_id`` of both texts, each at its own lines (the rest blank), for the comparisons;
+    an empty text where one of them lacks it."""
+
+    def alone(text: str) -> str:
+        found = next((s for s in sections(text) if s.id == section_id), None)
+        return "" if found is None else "\n" * (found.line - 1) + found.text
+
+    return _Pair(alone(pair.english), alone(pair.translation), pair.en_path, pair.tr_path)
+
+
+def check_page(
+    locale: str, page: str, root: Path = ROOT, *, strict: bool = False, section: str | None = None
+) -> list[Problem]:
     """Every structure check of one translated page against its English page (or of the translated messages,
-    for ``messages.toml``)."""
+    for ``messages.toml``). An outdated page is compared only in its current sections, unless ``strict`` (the
+    whole page, as ``update`` records it); ``section`` compares that section alone."""
     if page == MESSAGES:
         return sorted(check_messages(locale, root), key=lambda problem: problem.line)
     docs = root / "docs"
@@ -705,7 +729,13 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
     raw = translation.read_text(encoding="utf-8")
     pair = _Pair(_read(english), _content(raw), _shown(english, root), tr_path)
     problems = []
-    if read_sections(raw) is None:
+    try:
+        recorded = read_sections(raw)
+        state = page_state(locale, page, docs)
+    except FrontMatterError as error:
+        recorded, state = {}, None
+        problems.append(Problem(tr_path, 1, str(error).removeprefix(f"{translation}: "), "Fix the front matter."))
+    if recorded is None:
         problems.append(
             Problem(
                 tr_path,
@@ -715,11 +745,19 @@ def check_page(locale: str, page: str, root: Path = ROOT) -> list[Problem]:
                 f" `python3 dev.py translations update {locale}/{page}`.",
             )
         )
-    problems += check_headings(pair)
-    problems += check_blocks(pair)
+    if section is not None:
+        problems += _compare(_section_pair(pair, section))
+    elif strict or state is None or state.state == UP_TO_DATE:
+        problems += _compare(pair)
+    else:
+        # An outdated page is compared section by section, where the section is current: what changed in English
+        # since (a new section, a code block, a moved one) is the translator's work to come, listed by status and
+        # shown by the site's banner, not a failure of the English writer's pull request.
+        stale = {s.id for s in state.outdated}
+        for en_section in sections(pair.english):
+            if en_section.id not in stale:
+                problems += _compare(_section_pair(pair, en_section.id))
     problems += check_checker_language(pair, locale)
-    problems += check_interactive(pair)
-    problems += check_links(pair)
     problems += check_untranslated(pair, locale)
     if locale in CJK_LOCALES:
         problems += check_line_breaks(pair.translation, tr_path)
@@ -769,9 +807,10 @@ def check_pages_exist(root: Path = ROOT) -> list[Problem]:
 
 
 def check(root: Path = ROOT, only: Iterable[str] = ()) -> list[Problem]:
-    """All structure checks, or those of the pages in ``only`` (``zh/masks.md``)."""
+    """All structure checks (an outdated page compared in its current sections), or those of the pages in
+    ``only`` (``zh/masks.md``), whole, as a translator brings them up to date and ``update`` records them."""
     if only:
-        return [problem for item in only for problem in check_page(*split_page(item), root)]
+        return [problem for item in only for problem in check_page(*split_page(item), root, strict=True)]
     problems = check_pages_exist(root)
     for language in languages(root):
         for page in [*pages(root / "docs"), MESSAGES]:

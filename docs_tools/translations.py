@@ -21,11 +21,13 @@ from __future__ import annotations
 import argparse
 import collections
 import difflib
+import html
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from docs_tools.config import SOURCE, languages
@@ -37,6 +39,7 @@ from docs_tools.records import (
     REVIEWED_KEY,
     SECTIONS_KEY,
     UP_TO_DATE,
+    FrontMatterError,
     PageState,
     Section,
     messages_state,
@@ -53,6 +56,7 @@ from docs_tools.records import (
     translated_text,
     with_front_matter,
     with_record,
+    write,
 )
 from docs_tools.translation_checks import check, check_page
 
@@ -83,11 +87,13 @@ def _cell(page_state_: PageState) -> str:
 
 
 def _english_history(page: str, root: Path) -> Iterator[str]:
-    """The English page as committed, newest first: HEAD's version, then each earlier one."""
+    """The English page as committed, newest first: HEAD's version, then each earlier one, under the names it
+    had (a renamed page keeps its history)."""
     path = f"docs/{SOURCE}/{page}"
-    log = git("log", "--format=%H", "--", path, root=root)
-    for revision in log.stdout.split() if log.returncode == 0 else []:
-        shown = git("show", f"{revision}:{path}", root=root)
+    log = git("log", "--follow", "--name-only", "--format=%x00%H", "--", path, root=root)
+    for entry in log.stdout.split("\0")[1:] if log.returncode == 0 else []:
+        revision, *names = entry.split()
+        shown = git("show", f"{revision}:{names[-1] if names else path}", root=root)
         if shown.returncode == 0:
             yield shown.stdout
 
@@ -111,35 +117,58 @@ def _fence(text: str) -> str:
     return "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
 
 
+def _label(section_id: str) -> str:
+    return f"#{section_id}" if section_id else "the text before the title"
+
+
+def _renamed(recorded: dict[str, str], english: list[Section]) -> dict[str, str]:
+    """{new id: old id} for the sections whose id changed in English: a recorded id English lost, at the place of
+    an English id the record lacks."""
+    old_ids, new_ids = list(recorded), [section.id for section in english]
+    pairs = {}
+    matcher = difflib.SequenceMatcher(a=old_ids, b=new_ids, autojunk=False)
+    for tag, a1, a2, b1, b2 in matcher.get_opcodes():
+        if tag == "replace":
+            for old_id, new_id in zip(old_ids[a1:a2], new_ids[b1:b2], strict=False):
+                if old_id not in new_ids and new_id not in recorded:
+                    pairs[new_id] = old_id
+    return pairs
+
+
 def section_diffs(locale: str, page: str, root: Path = ROOT, only: str | None = None) -> list[tuple[Section, str]]:
     """(English section, what changed in it since it was translated) for each outdated section of
     ``docs/<locale>/<page>``, or for the section ``only``."""
     current = page_state(locale, page, root / "docs")
     recorded = read_sections(paths(locale, page, root)[1].read_text(encoding="utf-8")) or {}
+    renamed = _renamed(recorded, current.sections)
     targets = [section for section in current.outdated if only is None or section.id == only]
-    old = translated_from(page, (recorded[section.id] for section in targets if section.id in recorded), root)
+    wanted = [recorded.get(section.id) or recorded.get(renamed.get(section.id, ""), "") for section in targets]
+    old = translated_from(page, [hash_ for hash_ in wanted if hash_], root)
     english = f"docs/{SOURCE}/{page}"
     shown = []
-    for section in targets:
-        where = f"{english}#{section.id}"
-        before = old.get(recorded.get(section.id, ""))
-        if section.id not in recorded:
+    for section, hash_ in zip(targets, wanted, strict=True):
+        where = f"{english}#{section.id}" if section.id else f"{english} ({_label(section.id)})"
+        before = old.get(hash_)
+        note = ""
+        if section.id in renamed:
+            note = f"{where}: its id was #{renamed[section.id]}: give the translated heading the new id too\n"
+        if not hash_:
             note = f"{where}: new in English since the page was translated; translate the whole section\n"
-            before_text = ""
         elif before is None:
             shown.append(
                 (
                     section,
                     f"{where}: changed since it was translated. The English text it was translated from is not"
-                    " in this clone's history (a shallow clone needs `git fetch --unshallow`): compare the"
-                    f" section with {english}:{section.line} as a whole.\n",
+                    " in this clone's history: the clone may be shallow (`git fetch --unshallow`), or the"
+                    " translation was recorded against English text that was never committed here (a branch"
+                    f" squashed on merge). Compare the section with {english}:{section.line} as a whole.\n",
                 )
             )
             continue
-        else:
-            note, before_text = "", before.text
+        if section.id in current.moved:
+            note += f"{where}: moved in English since it was translated: move it to the same place\n"
         diff = difflib.unified_diff(
-            (before_text.rstrip("\n") + "\n").splitlines(keepends=True) if before_text else [],
+            (before.text.rstrip("\n") + "\n").splitlines(keepends=True) if before else [],
             (section.text.rstrip("\n") + "\n").splitlines(keepends=True),
             f"{where} (as translated)",
             f"{where} (now)",
@@ -224,10 +253,11 @@ def print_status(root: Path = ROOT, *, diffs: bool = True) -> int:
         for page, states in table.items():
             if states[locale].state != OUTDATED:
                 continue
-            ids = ", ".join(section.id for section in states[locale].outdated) or "none"
+            ids = ", ".join(_label(section.id) for section in states[locale].outdated) or "none"
             print(f"\n  {locale}/{page}: outdated sections: {ids}")
             if states[locale].removed:
-                print(f"  {locale}/{page}: sections English no longer has: {', '.join(states[locale].removed)}")
+                gone = ", ".join(_label(key) for key in states[locale].removed)
+                print(f"  {locale}/{page}: removed from the English page (remove them here too): {gone}")
             if diffs:
                 for _, diff in section_diffs(locale, page, root):
                     print("    " + diff.rstrip("\n").replace("\n", "\n    "))
@@ -244,16 +274,6 @@ def print_status(root: Path = ROOT, *, diffs: bool = True) -> int:
 # ---------------------------------------------------------------------------------------------------
 
 
-def _section_lines(text: str, section_id: str) -> range | None:
-    """The lines of ``text`` (1-based) that the section ``section_id`` spans, or None."""
-    found = sections(text)
-    for index, section in enumerate(found):
-        if section.id == section_id:
-            end = found[index + 1].line if index + 1 < len(found) else text.count("\n") + 2
-            return range(section.line, end)
-    return None
-
-
 def update(items: list[str], root: Path = ROOT) -> int:
     """Record that each page (or section, ``zh/masks.md#setup``) now translates the current English text,
     once its structure checks pass."""
@@ -267,7 +287,12 @@ def update(items: list[str], root: Path = ROOT) -> int:
             failed = True
             continue
         text = translation.read_text(encoding="utf-8")
-        problems = [problem for problem in check_page(locale, page, root) if "freshness record" not in problem.what]
+        # The whole page as the translator now vouches for it, or the one section.
+        problems = [
+            problem
+            for problem in check_page(locale, page, root, strict=only is None, section=only)
+            if "freshness record" not in problem.what
+        ]
         if page == MESSAGES:
             if problems:
                 print(*problems, sep="\n")
@@ -275,17 +300,14 @@ def update(items: list[str], root: Path = ROOT) -> int:
                 failed = True
                 continue
             hash_ = source_hash(english.read_text(encoding="utf-8"))
-            translation.write_text(with_record(text, hash_), encoding="utf-8", newline="\n")
+            write(translation, with_record(text, hash_))
             print(f"{shown} now records {shown_en} at {hash_[:12]}: up to date.")
             continue
         source = sections(english.read_text(encoding="utf-8"))
-        if only is not None:
-            lines = _section_lines(text, only)
-            if only not in {section.id for section in source} or lines is None:
-                print(f"{shown}#{only}: both {shown_en} and {shown} must have a section {{ #{only} }}.")
-                failed = True
-                continue
-            problems = [problem for problem in problems if problem.line in lines]
+        if only is not None and (only not in {s.id for s in source} or only not in {s.id for s in sections(text)}):
+            print(f"{shown}#{only}: both {shown_en} and {shown} must have a section {{ #{only} }}.")
+            failed = True
+            continue
         if problems:
             print(*problems, sep="\n")
             print(f"Not recorded: fix the {len(problems)} problem(s) above in {shown} first.")
@@ -296,9 +318,12 @@ def update(items: list[str], root: Path = ROOT) -> int:
             recorded = {section.id: section.hash for section in source}
         else:
             recorded[only] = next(section.hash for section in source if section.id == only)
+            # In the English order; a record of a section neither page has any more (a renamed id) goes.
             order = [section.id for section in source]
+            here = {section.id for section in sections(text)}
+            recorded = {key: value for key, value in recorded.items() if key in order or key in here}
             recorded = dict(sorted(recorded.items(), key=lambda item: order.index(item[0]) if item[0] in order else 0))
-        translation.write_text(with_front_matter(text, SECTIONS_KEY, recorded), encoding="utf-8", newline="\n")
+        write(translation, with_front_matter(text, SECTIONS_KEY, recorded))
         now = page_state(locale, page, root / "docs")
         what = f"section {only!r}" if only else "every section"
         tail = "up to date." if now.state == UP_TO_DATE else f"{now.current} of {len(now.sections)} sections current."
@@ -310,6 +335,9 @@ def no_translation_needed(items: list[str], since: str, root: Path = ROOT) -> in
     """An English change that needs no translation (a typo, a link): every translated section that was current
     at ``since`` and whose English text this change touched records the new English text. The translations'
     text is not touched; sections that were outdated already stay outdated."""
+    if git("rev-parse", "--verify", "--quiet", f"{since}^{{commit}}", root=root).returncode != 0:
+        print(f"--since {since}: not a commit in this repository (try main, or HEAD~1).")
+        return 2
     failed = False
     for item in items:
         item, _, only = item.partition("#")
@@ -318,38 +346,52 @@ def no_translation_needed(items: list[str], since: str, root: Path = ROOT) -> in
         shown_en = f"docs/{SOURCE}/{page}"
         before = git("show", f"{since}:{shown_en}", root=root)
         if not english.exists() or before.returncode != 0:
-            print(f"{shown_en}: not an English page both in {since} and now.")
+            print(f"{shown_en}: not an English page both at {since} and now.")
             failed = True
             continue
         old = {section.id: section.hash for section in sections(before.stdout)}
-        changed = [
-            section
-            for section in sections(english.read_text(encoding="utf-8"))
-            if old.get(section.id, section.hash) != section.hash and only in ("", section.id)
-        ]
-        if not changed:
-            print(
-                f"{shown_en}: no section{' ' + only if only else ''} differs from {since}. Run this before"
-                " committing the change, or name the commit before it: --since main"
-            )
+        now = sections(english.read_text(encoding="utf-8"))
+        if only and only not in {section.id for section in now}:
+            print(f"{shown_en} has no section {only!r}. Its sections: {', '.join(s.id for s in now)}")
             failed = True
             continue
-        for language in languages(root):
+        wanted = [section for section in now if only in ("", section.id)]
+        changed = [section for section in wanted if section.id in old and old[section.id] != section.hash]
+        new = [section.id for section in wanted if section.id not in old]
+        if new:
+            print(
+                f"{shown_en}: {', '.join(map(_label, new))} new (or renamed) since {since}: a translation must follow."
+            )
+        if not changed:
+            if not new:
+                print(
+                    f"{shown_en}: no section{' ' + only if only else ''} differs from {since}. Run this before"
+                    " committing the change, or name the commit before it: --since main"
+                )
+            failed = True
+            continue
+        translated = [language for language in languages(root) if (root / "docs" / language.locale / page).exists()]
+        if not translated:
+            print(f"{shown_en}: no translation of this page exists yet: there is no record to move.")
+        for language in translated:
             translation = root / "docs" / language.locale / page
-            if not translation.exists():
-                continue
             text = translation.read_text(encoding="utf-8")
             recorded = read_sections(text) or {}
+            current = [section.id for section in changed if recorded.get(section.id) == section.hash]
             moved = [section for section in changed if recorded.get(section.id) == old[section.id]]
-            stale = [section.id for section in changed if section not in moved]
-            recorded.update({section.id: section.hash for section in moved})
-            translation.write_text(with_front_matter(text, SECTIONS_KEY, recorded), encoding="utf-8", newline="\n")
+            stale = [s.id for s in changed if s not in moved and s.id not in current]
+            if moved:
+                recorded.update({section.id: section.hash for section in moved})
+                write(translation, with_front_matter(text, SECTIONS_KEY, recorded))
             shown = f"docs/{language.locale}/{page}"
             if moved:
-                ids = ", ".join(section.id for section in moved)
+                ids = ", ".join(_label(section.id) for section in moved)
                 print(f"{shown}: {ids} still current (this change needs no translation).")
+            if current:
+                print(f"{shown}: {', '.join(map(_label, current))} current already: nothing to record.")
             if stale:
-                print(f"{shown}: {', '.join(stale)} outdated before this change already: left for a translator.")
+                ids = ", ".join(map(_label, stale))
+                print(f"{shown}: {ids} outdated before this change already: left for a translator.")
     return 1 if failed else 0
 
 
@@ -367,14 +409,14 @@ def review(item: str, by: str, root: Path = ROOT) -> int:
     if page_state(locale, page, root / "docs").state != UP_TO_DATE:
         print(f"{shown} is outdated: a review vouches for a current translation. Update it first (diff, update).")
         return 1
-    problems = check_page(locale, page, root)
+    problems = check_page(locale, page, root, strict=True)
     if problems:
         print(*problems, sep="\n")
         print(f"Not marked: fix the {len(problems)} problem(s) above in {shown} first.")
         return 1
     text = translation.read_text(encoding="utf-8")
     mark = {"by": by, "translation": text_hash(translated_text(text))}
-    translation.write_text(with_front_matter(text, REVIEWED_KEY, mark), encoding="utf-8", newline="\n")
+    write(translation, with_front_matter(text, REVIEWED_KEY, mark))
     print(f"{shown} marked reviewed by {by}: the status page shows it until the translation's text changes.")
     return 0
 
@@ -399,84 +441,131 @@ def _sections_at(revision: str, path: str, root: Path) -> dict[str, Section] | N
     return {section.id: section for section in sections(shown.stdout)} if shown.returncode == 0 else None
 
 
+@dataclass
+class _Change:
+    """What a pull request did to one translation."""
+
+    name: str  #: the language's name
+    locale: str
+    page: str
+    diffs: list[tuple[Section, str]]  #: the sections it makes (or leaves) outdated, each with its English diff
+    already: set[str]  #: of those, the ids outdated before the pull request already
+    removed: list[str]  #: the ids it removed from English that the translation still has
+    marked: list[tuple[Section, str]]  #: the sections marked as needing no translation, with the English change
+
+
+def _change(page: str, base: str, language, root: Path) -> _Change | None:
+    english = root / "docs" / SOURCE / page
+    translation = root / "docs" / language.locale / page
+    if english.suffix != ".md" or not english.exists() or not translation.exists():
+        return None
+    before = _sections_at(base, f"docs/{SOURCE}/{page}", root) or {}
+    now = sections(english.read_text("utf-8"))
+    touched = {s.id for s in now if getattr(before.get(s.id), "hash", "") != s.hash}
+    state = page_state(language.locale, page, root / "docs")
+    stale = {s.id for s in state.outdated} & (touched | set(state.moved))
+    diffs = [diff for diff in section_diffs(language.locale, page, root) if diff[0].id in stale]
+    shown = git("show", f"{base}:docs/{language.locale}/{page}", root=root)
+    recorded_before = (read_sections(shown.stdout) or {}) if shown.returncode == 0 else {}
+    already = {key for key in stale if key in before and recorded_before.get(key) != before[key].hash}
+    removed = [key for key in state.removed if key in before]
+    tr_before = _sections_at(base, f"docs/{language.locale}/{page}", root) or {}
+    tr_now = {section.id: section for section in sections(translation.read_text("utf-8"))}
+    marked = [
+        (section, "".join(difflib.unified_diff(
+            (before[section.id].text.rstrip("\n") + "\n").splitlines(keepends=True),
+            (section.text.rstrip("\n") + "\n").splitlines(keepends=True),
+            f"docs/{SOURCE}/{page}#{section.id} (before)", f"docs/{SOURCE}/{page}#{section.id} (now)",
+        )))
+        for section in now
+        if section.id in touched and section.id in before and section.id not in {s.id for s in state.outdated}
+        and section.id in tr_before and section.id in tr_now and tr_before[section.id].text == tr_now[section.id].text
+    ]  # fmt: skip
+    if not diffs and not removed and not marked:
+        return None
+    return _Change(language.name, language.locale, page, diffs, already, removed, marked)
+
+
 def github_notices(base: str, root: Path = ROOT) -> int:
-    """GitHub Actions notices, and the job summary, for the translated sections a change (``base``...HEAD)
-    has made outdated, each with its English diff, and those it marked as needing no translation; never fails.
-    """
-    changed = git("diff", "--name-only", f"{base}...HEAD", "--", f"docs/{SOURCE}/", root=root)
+    """GitHub Actions notices, and the job summary, for what a change (from its merge base with ``base`` to
+    HEAD) did to the translations: the sections it makes outdated, each with its English diff, the sections it
+    removed, and those it marked as needing no translation; never fails."""
+    found = git("merge-base", base, "HEAD", root=root)
+    start = found.stdout.strip() if found.returncode == 0 else base
+    changed = git("diff", "--name-only", f"{start}..HEAD", "--", f"docs/{SOURCE}/", root=root)
     if changed.returncode != 0:
         print(f"::warning title=Translation status::could not compare with {base}: {changed.stderr.strip()}")
         return 0
-    touched_pages = sorted(path.removeprefix(f"docs/{SOURCE}/") for path in changed.stdout.split())
-    outdated: list[tuple[str, str, str, list[tuple[Section, str]]]] = []  # (language, page, ids, diffs)
-    kept: list[tuple[str, str, list[str]]] = []  # (language, page, ids marked as needing no translation)
-    for page in touched_pages:
-        english = root / "docs" / SOURCE / page
-        if english.suffix != ".md" or not english.exists():
-            continue
-        before = _sections_at(f"{base}", f"docs/{SOURCE}/{page}", root) or {}
-        touched = {
-            s.id for s in sections(english.read_text("utf-8")) if getattr(before.get(s.id), "hash", "") != s.hash
-        }
-        for language in languages(root):
-            translation = root / "docs" / language.locale / page
-            if not translation.exists():
-                continue
-            now = page_state(language.locale, page, root / "docs")
-            stale = [section.id for section in now.outdated if section.id in touched]
-            if stale:
-                diffs = [d for d in section_diffs(language.locale, page, root) if d[0].id in stale]
-                outdated.append((language.name, language.locale, page, diffs))
-            tr_before = _sections_at(f"{base}", f"docs/{language.locale}/{page}", root) or {}
-            tr_now = {section.id: section for section in sections(translation.read_text("utf-8"))}
-            same_text = {i for i in tr_now if i in tr_before and tr_before[i].text == tr_now[i].text}
-            marked = sorted(touched - set(stale) - {s.id for s in now.outdated} & same_text)
-            if marked:
-                kept.append((language.name, f"docs/{language.locale}/{page}", marked))
-    for name, locale, page, diffs in outdated:
-        ids = ", ".join(section.id for section, _ in diffs)
-        print(
-            f"::notice file=docs/{locale}/{page},title=Translation now outdated::This pull request changes"
-            f" docs/{SOURCE}/{page}, so {len(diffs)} section(s) of its {name} translation docs/{locale}/{page}"
-            f" are now outdated ({ids}); the site's banner names them. Not an error: a translator can update"
-            f" them later, or you can now (python3 dev.py translations diff {locale}/{page}). A typo fix that"
-            f" needs no translation: python3 dev.py translations no-translation-needed docs/{SOURCE}/{page}"
-            " --since <the base branch>."
-        )
-    for name, shown, marked in kept:
-        print(
-            f"::notice file={shown},title=No translation needed::This pull request changes {', '.join(marked)} in"
-            f" English and records that the {name} translation needs no change there."
-        )
+    pages_ = sorted(path.removeprefix(f"docs/{SOURCE}/") for path in changed.stdout.split())
+    changes = [c for page in pages_ for language in languages(root) if (c := _change(page, start, language, root))]
+    for change in changes:
+        where, english = f"docs/{change.locale}/{change.page}", f"docs/{SOURCE}/{change.page}"
+        if change.diffs or change.removed:
+            ids = ", ".join(_label(section.id) for section, _ in change.diffs)
+            gone = f"; it still has {', '.join(map(_label, change.removed))}, which English no longer has" * bool(
+                change.removed
+            )
+            print(
+                f"::notice file={where},title=Translation now outdated::This pull request changes {english}, so"
+                f" {len(change.diffs)} section(s) of its {change.name} translation {where} are outdated"
+                f" ({ids or 'none'}){gone}; the site's banner names them. Not an error: a translator can update"
+                f" them later, or you can now (python3 dev.py translations diff {change.locale}/{change.page})."
+                f" A typo fix that needs no translation: python3 dev.py translations no-translation-needed"
+                f" {english} --since <the base branch>."
+            )
+        if change.marked:
+            print(
+                f"::notice file={where},title=No translation needed::This pull request changes"
+                f" {', '.join(_label(s.id) for s, _ in change.marked)} in English and records that the"
+                f" {change.name} translation needs no change there."
+            )
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as out:
-            out.write(_summary(outdated, kept))
-    if not outdated:
+            out.write(_summary(changes))
+    if not any(change.diffs or change.removed for change in changes):
         print("No translation became outdated.")
     return 0
 
 
-def _summary(outdated: list, kept: list) -> str:
-    """The job summary: every section this pull request made outdated, with its diff, folded."""
-    if not outdated and not kept:
+def _title(section: Section) -> str:
+    """A heading's text for the job summary's HTML: escaped, with its `code` spans."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(section.title or _label(section.id)))
+
+
+def _details(section: Section, diff: str, note: str = "") -> list[str]:
+    fence = _fence(diff)
+    summary = f"<details><summary>{html.escape(_label(section.id))}: {_title(section)}{note}</summary>"
+    return [summary, "", f"{fence}diff", diff.rstrip("\n"), fence, "", "</details>", ""]
+
+
+def _summary(changes: list[_Change]) -> str:
+    """The job summary: every section this pull request made outdated or marked, with its diff, folded."""
+    outdated = [change for change in changes if change.diffs or change.removed]
+    marked = [change for change in changes if change.marked]
+    if not outdated and not marked:
         return "### Translations\n\nNo translation became outdated.\n"
     lines = []
     if outdated:
         lines += ["### Translations this pull request makes outdated", ""]
         lines += ["Not an error: each section below shows its English change since it was translated.", ""]
-    for name, locale, page, diffs in outdated:
-        lines += [f"#### docs/{locale}/{page} ({name}): {len(diffs)} section(s)", ""]
-        for section, diff in diffs:
-            fence = _fence(diff)
-            lines += [f"<details><summary>#{section.id}: {section.title}</summary>", "", f"{fence}diff"]
-            lines += [diff.rstrip("\n"), fence, "", "</details>", ""]
-        lines += [f"Update them: `python3 dev.py translations diff {locale}/{page}`, translate, then"]
-        lines += [f"`python3 dev.py translations update {locale}/{page}`.", ""]
-    if kept:
+    for change in outdated:
+        lines += [f"#### docs/{change.locale}/{change.page} ({change.name}): {len(change.diffs)} section(s)", ""]
+        for section, diff in change.diffs:
+            already = " (outdated before this pull request already)" if section.id in change.already else ""
+            lines += _details(section, diff, already)
+        if change.removed:
+            gone = ", ".join(f"`{_label(key)}`" for key in change.removed)
+            lines += [f"Removed from the English page, still in the translation: {gone}.", ""]
+        lines += [f"Update them: `python3 dev.py translations diff {change.locale}/{change.page}`, translate, then"]
+        lines += [f"`python3 dev.py translations update {change.locale}/{change.page}`.", ""]
+    if marked:
         lines += ["### Marked as needing no translation", ""]
-        lines += [f"- {shown} ({name}): {', '.join(ids)}" for name, shown, ids in kept]
-        lines.append("")
+        lines += ["The English change of each section below leaves its translation current: check that it is so.", ""]
+    for change in marked:
+        lines += [f"#### docs/{change.locale}/{change.page} ({change.name})", ""]
+        for section, diff in change.marked:
+            lines += _details(section, diff)
     return "\n".join(lines) + "\n"
 
 
@@ -541,6 +630,14 @@ def main(argv: list[str], root: Path = ROOT) -> int:
     new.add_argument("locale")
     new.add_argument("--name", required=True, help="the language's own name, as the language menu shows it")
     args = parser.parse_args(argv)
+    try:
+        return _run(args, root)
+    except FrontMatterError as error:  # a record a merge left conflicted: say which file, and how to mend it
+        print(f"translations: {error}")
+        return 1
+
+
+def _run(args: argparse.Namespace, root: Path) -> int:
     if args.command == "diff":
         return print_diff(args.page, root)
     if args.command == "check":

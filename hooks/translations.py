@@ -153,8 +153,18 @@ def banner(page: Page, config: MkDocsConfig) -> dict | None:
         folder = "" if rest.parent.as_posix() == "." else rest.parent.as_posix() + "/"
         chapter = folder if rest.stem == "index" else f"{folder}{rest.stem}/"
         chapter_url = get_relative_url(chapter or ".", page.url or ".")
+        text = _text(config)
         sections = [
-            {"title": _inline(translated.get(s.id) or s.title), "url": f"{chapter_url}#{s.id}"} for s in state.outdated
+            {
+                "title": _inline(translated.get(s.id) or s.title) if s.id else text["before_title"],
+                "url": f"{chapter_url}#{s.id}" if s.id else chapter_url,
+            }
+            for s in state.outdated
+        ]
+        # A section English no longer has, under its translated title, with the English page's link.
+        sections += [
+            {"title": text["removed_section"].format(title=_inline(translated.get(key) or key)), "url": chapter_url}
+            for key in state.removed
         ]
     text = _text(config)
     repository = config.extra["repository"].rstrip("/")

@@ -636,11 +636,53 @@ _TOKEN = re.compile(
 )
 
 
+#: How long a Latin expression inside Chinese text may be and still be kept
+#: on one line (``t1 != t2``, ``dim = -1``): longer ones break as words do.
+_EXPRESSION = 24
+
+
+def _latin(token: str) -> bool:
+    return (
+        not token.isspace()
+        and re.match(rf"[（“]*[{_HAN}{_CJK_PUNCTUATION}]", token) is None
+    )
+
+
+def _tokens(text: str) -> list[str]:
+    """``text``'s tokens, a short Latin expression that sits inside Chinese
+    (between Chinese characters, words separated by single spaces) made one."""
+    tokens, i = _TOKEN.findall(text), 0
+    merged: list[str] = []
+    while i < len(tokens):
+        end = i
+        if (
+            _latin(tokens[i])
+            and merged[-2:-1]
+            and not _latin(merged[-2])
+            and merged[-1] == " "
+        ):
+            while (
+                end + 2 < len(tokens)
+                and tokens[end + 1] == " "
+                and _latin(tokens[end + 2])
+                and len("".join(tokens[i : end + 3])) <= _EXPRESSION
+            ):
+                end += 2
+            after = tokens[end + 1 : end + 3]
+            if after[:1] == [" "]:
+                after = after[1:]
+            if after and _latin(after[0]):
+                end = i  # it runs on in Latin: a phrase, which breaks as words do
+        merged.append("".join(tokens[i : end + 1]))
+        i = end + 1
+    return merged
+
+
 def wrap(text: str, indent: str, width: int = 79) -> str:
     """``text`` in lines of at most ``width`` columns (a wide character
     counts two), every line but the first indented by ``indent``."""
     lines, line, used = [], indent[:0], 0
-    for token in _TOKEN.findall(text):
+    for token in _tokens(text):
         size = sum(
             2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in token
         )

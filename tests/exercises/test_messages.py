@@ -101,3 +101,15 @@ def test_wrapping_keeps_code_whole_where_it_would_have_broken(text: str) -> None
     printed = wrap("  Hint: " + text, "    ", width=40)
     assert all(line.count("`") % 2 == 0 for line in printed.splitlines()), printed
     assert all(code in printed for code in CODE.findall(text)), printed
+
+
+@pytest.mark.parametrize("width", range(20, 44))
+def test_a_short_expression_inside_chinese_stays_on_one_line(width: int) -> None:
+    """The review of 2026-11-26 (E-6) found ``t1 !=`` at the end of a line and ``t2`` on the next."""
+    printed = wrap("✗ 交叉注意力：形状不同的输入都试过，且 t1 != t2 时结果不对。", "  ", width=width)
+    assert any("t1 != t2" in line for line in printed.splitlines()), printed
+    # English, and a Latin phrase inside Chinese, still break between words.
+    english = wrap("✗ " + "the answer and the library disagree " * 3, "  ", width=width)
+    assert max(len(line) for line in english.splitlines()) <= width, english
+    phrase = wrap("提示：" + "scores are scaled by the square root of d " * 2 + "。", "  ", width=width)
+    assert max(len(line) for line in phrase.splitlines()) <= width, phrase
