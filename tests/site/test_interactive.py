@@ -232,6 +232,14 @@ def test_every_step_of_the_stride_tracer_is_what_pytorch_does(visited) -> None:
     assert any(state["ops"].endswith(".transpose(1, 2).contiguous().view(1, 3, 4)") for state in states)
 
 
+#: The focused control's outline, where a keyboard user looks for the focus.
+FOCUS_RING = """(() => {
+  const style = getComputedStyle(document.activeElement);
+  return { tag: document.activeElement.tagName + ":" + (document.activeElement.type || ""),
+           style: style.outlineStyle, width: parseFloat(style.outlineWidth) };
+})()"""
+
+
 @pytest.mark.parametrize("visited", [("multi-head/", "1280"), ("zh/multi-head/", "1280")], indirect=True)
 def test_the_pieces_work_from_the_keyboard(visited) -> None:
     """Every control takes the focus with Tab, in order, has a name, and works with the keys a reader uses."""
@@ -244,10 +252,13 @@ def test_the_pieces_work_from_the_keyboard(visited) -> None:
         assert all(names), f"{selector}: a control without a name: {names}"
         controls.first.focus()
         reached = [controls.first.evaluate("c => c === document.activeElement")]
+        rings = []  # each control reached with Tab shows where the focus is (the review of 2026-11-26 found none)
         for _ in range(controls.count() - 1):
             page.keyboard.press("Tab")
             reached.append(page.evaluate(f"document.activeElement.closest('{selector}') !== null"))
+            rings.append(page.evaluate(FOCUS_RING))
         assert all(reached), f"{selector}: Tab left the piece early: {reached}"
+        assert all(ring["width"] >= 2 and ring["style"] != "none" for ring in rings), f"{selector}: {rings}"
     explorer = page.locator("[data-attention-explorer]")
     causal = explorer.locator("input[name=causal]")
     assert causal.is_checked()
