@@ -158,7 +158,7 @@ TRACE = """root => {
   const read = () => ({
     ops: root.dataset.ops, shape: JSON.parse(root.dataset.shape), stride: JSON.parse(root.dataset.stride),
     storage: JSON.parse(root.dataset.storage), walk: JSON.parse(root.dataset.walk), error: root.dataset.error ?? null,
-    printed: root.querySelector(".st-print").textContent,
+    printed: root.querySelector(".st-print").textContent, scrambled: root.dataset.scrambled,
     facts: [...root.querySelectorAll(".st-facts dd")].map(dd => dd.textContent),
     shownError: root.querySelector(".st-error").textContent,
   });
@@ -222,6 +222,10 @@ def test_every_step_of_the_stride_tracer_is_what_pytorch_does(visited) -> None:
         offsets = torch.as_strided(torch.arange(12), tensor.shape, tensor.stride()).flatten().tolist()
         assert [offsets.index(cell) for cell in range(12)] == state["walk"], key
         assert state["printed"] == repr(tensor), key
+        # Merged without moving the heads back: the start's shape, not its order, which the tracer says.
+        assert state["scrambled"] == str(
+            list(tensor.shape) == [1, 3, 4] and tensor.flatten().tolist() != list(range(12))
+        ).lower(), key
         assert state["facts"] == [
             f"torch.Size({list(tensor.shape)})",
             str(tensor.stride()),

@@ -141,6 +141,7 @@
     const stripNote = element("p", { class: "st-note" });
     const print = element("pre", { class: "st-print", tabindex: "0", "aria-label": words.printed });
     const error = element("p", { class: "st-error", role: "alert" });
+    const scrambled = element("p", { class: "st-scrambled", role: "status" });
     const live = element("p", { class: "st-live", "aria-live": "polite" });
 
     root.classList.add("stride-tracer");
@@ -155,6 +156,7 @@
       stripNote,
       error,
       print,
+      scrambled,
       live,
     );
 
@@ -197,6 +199,16 @@
       root.dataset.walk = JSON.stringify(walk);
       if (message) root.dataset.error = message;
       else delete root.dataset.error;
+      // Back in the start's shape, but not in its order: the heads were merged without being moved back, so each
+      // row mixes two tokens' numbers (the bug of the page's exercise). PyTorch raises nothing; the tracer says it.
+      const reading = offsets(tensor.shape, tensor.stride).map((offset) => tensor.storage[offset]);
+      const mixed =
+        tuple(tensor.shape) === tuple(START.shape) && reading.some((value, k) => value !== k);
+      root.dataset.scrambled = String(mixed);
+      scrambled.textContent = mixed
+        ? fill(words.scrambled, { row: `[${reading.slice(4, 8).join(", ")}]` })
+        : "";
+      scrambled.hidden = !mixed;
       live.textContent = message
         ? words.refused
         : fill(words.after, {
