@@ -96,7 +96,7 @@ def test_an_answer_past_the_time_limit_gets_a_cross_saying_so(short_limit: None,
     assert not result
     assert result.hint == "slow"
     assert "took longer than 0.5 s" in str(result)
-    assert "超过了 0.5 秒" in str(diagnose(exercise, answer, lang="zh"))
+    assert "运行了 0.5 秒（单次调用的时间上限）还没有结束" in str(diagnose(exercise, answer, lang="zh"))
 
 
 @needs_signals
