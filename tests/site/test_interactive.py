@@ -223,9 +223,10 @@ def test_every_step_of_the_stride_tracer_is_what_pytorch_does(visited) -> None:
         assert [offsets.index(cell) for cell in range(12)] == state["walk"], key
         assert state["printed"] == repr(tensor), key
         # Merged without moving the heads back: the start's shape, not its order, which the tracer says.
-        assert state["scrambled"] == str(
-            list(tensor.shape) == [1, 3, 4] and tensor.flatten().tolist() != list(range(12))
-        ).lower(), key
+        assert (
+            state["scrambled"]
+            == str(list(tensor.shape) == [1, 3, 4] and tensor.flatten().tolist() != list(range(12))).lower()
+        ), key
         assert state["facts"] == [
             f"torch.Size({list(tensor.shape)})",
             str(tensor.stride()),
