@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import itertools
 import os
 import re
 from pathlib import Path
@@ -320,3 +321,27 @@ def test_mkdocs_serve_from_the_virtual_environment_serves_the_site(tmp_path: Pat
     assert set(pages) == {"", "zh/masks/"}, said
     assert '<html lang="en"' in pages[""]
     assert '<html lang="zh"' in pages["zh/masks/"]
+
+
+def _nav_pages(items: list) -> list[str]:
+    """The pages of mkdocs.yml's navigation, in order."""
+    found: list[str] = []
+    for item in items:
+        value = next(iter(item.values())) if isinstance(item, dict) else item
+        found += _nav_pages(value) if isinstance(value, list) else [value]
+    return found
+
+
+@pytest.mark.parametrize("lang", site_config.complete_locales())
+def test_every_page_ends_with_the_way_on_to_the_next(site: Path, lang: str) -> None:
+    """A chapter does not end at its last exercise: its foot links the next page of the navigation, in the
+    page's language (the review of 2026-11-26 found four chapters that never linked the next one)."""
+    order = [page for page in _nav_pages(site_config.config()["nav"]) if page.endswith((".md", ".ipynb"))]
+    words = {"en": "Next: ", "zh": "下一页: "}
+    for page, following in itertools.pairwise(order):
+        text = (site / site_config.url(lang, page) / "index.html").read_text(encoding="utf-8")
+        found = re.search(r'<a href="([^"]+)" class="md-footer__link md-footer__link--next" aria-label="([^"]+)"', text)
+        assert found, f"{lang}/{page} has no link to the next page"
+        target = (site / site_config.url(lang, page) / found[1]).resolve()
+        assert target == (site / site_config.url(lang, following)).resolve(), (page, found[1], following)
+        assert found[2].startswith(words[lang]), (page, found[2])
