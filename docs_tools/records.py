@@ -177,9 +177,9 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _without_key(body: str, key: str) -> str:
-    """The front matter ``body`` without ``key``'s line and the indented lines under it."""
-    return re.sub(rf"^{key}:.*\n(?:[ \t]+.*\n)*", "", body, flags=re.MULTILINE)
+def _key_block(key: str) -> re.Pattern[str]:
+    """``key``'s line in a front matter body, and the indented lines under it."""
+    return re.compile(rf"^{key}:.*\n(?:[ \t]+.*\n)*", re.MULTILINE)
 
 
 def with_front_matter(text: str, key: str, value: dict[str, str] | None) -> str:
@@ -188,12 +188,13 @@ def with_front_matter(text: str, key: str, value: dict[str, str] | None) -> str:
     text = text.replace("\r\n", "\n")
     front = FRONT_MATTER.match(text)
     body, rest = (front["body"], text[front.end() :]) if front else ("", text)
-    body = _without_key(body, key)
-    if value is not None:
-        body += f"{key}:\n" + "".join(f"  {_quoted(k)}: {_quoted(v)}\n" for k, v in value.items())
-    if key == SECTIONS_KEY:  # the sections' record comes first: it is what translators look for
-        blocks = re.findall(rf"^{key}:.*\n(?:[ \t]+.*\n)*", body, flags=re.MULTILINE)
-        body = "".join(blocks) + _without_key(body, key)
+    block = _key_block(key)
+    body = block.sub("", body)
+    written = (
+        "" if value is None else f"{key}:\n" + "".join(f"  {_quoted(k)}: {_quoted(v)}\n" for k, v in value.items())
+    )
+    # The sections' record comes first: it is what translators look for.
+    body = written + body if key == SECTIONS_KEY else body + written
     return f"---\n{body}---\n\n{rest}" if body.strip() else rest
 
 
@@ -206,8 +207,9 @@ def write(path: Path, text: str) -> None:
 
 def translated_text(text: str) -> str:
     """What a reviewer reads: the page without its front matter."""
-    front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
-    return text.replace("\r\n", "\n")[front.end() :] if front else text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n")
+    front = FRONT_MATTER.match(text)
+    return text[front.end() :] if front else text
 
 
 def without_front_matter(text: str) -> str:

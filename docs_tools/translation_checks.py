@@ -692,15 +692,15 @@ def _compare(pair: _Pair) -> list[Problem]:
     return check_headings(pair) + check_blocks(pair) + check_interactive(pair) + check_links(pair)
 
 
-def _section_pair(pair: _Pair, section_id: str) -> _Pair:
-    """The section ``section_id`` of both texts, each at its own lines (the rest blank), for the comparisons;
-    an empty text where one of them lacks it."""
+def _section_pairs(pair: _Pair) -> dict[str, _Pair]:
+    """``{id: that section of both texts}``, for every English section, each text at its own lines (the rest
+    blank) for the comparisons; an empty text where the translation lacks it."""
 
-    def alone(text: str) -> str:
-        found = next((s for s in sections(text) if s.id == section_id), None)
-        return "" if found is None else "\n" * (found.line - 1) + found.text
+    def alone(text: str) -> dict[str, str]:
+        return {s.id: "\n" * (s.line - 1) + s.text for s in sections(text)}
 
-    return _Pair(alone(pair.english), alone(pair.translation), pair.en_path, pair.tr_path)
+    english, translation = alone(pair.english), alone(pair.translation)
+    return {key: _Pair(text, translation.get(key, ""), pair.en_path, pair.tr_path) for key, text in english.items()}
 
 
 def check_page(
@@ -746,7 +746,7 @@ def check_page(
             )
         )
     if section is not None:
-        problems += _compare(_section_pair(pair, section))
+        problems += _compare(_section_pairs(pair).get(section, _Pair("", "", pair.en_path, pair.tr_path)))
     elif strict or state is None or state.state == UP_TO_DATE:
         problems += _compare(pair)
     else:
@@ -754,9 +754,9 @@ def check_page(
         # since (a new section, a code block, a moved one) is the translator's work to come, listed by status and
         # shown by the site's banner, not a failure of the English writer's pull request.
         stale = {s.id for s in state.outdated}
-        for en_section in sections(pair.english):
-            if en_section.id not in stale:
-                problems += _compare(_section_pair(pair, en_section.id))
+        for key, section_pair in _section_pairs(pair).items():
+            if key not in stale:
+                problems += _compare(section_pair)
     problems += check_checker_language(pair, locale)
     problems += check_untranslated(pair, locale)
     if locale in CJK_LOCALES:

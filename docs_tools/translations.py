@@ -117,6 +117,12 @@ def _fence(text: str) -> str:
     return "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
 
 
+def _diff(before: str, after: str, before_name: str, after_name: str) -> str:
+    """A unified diff of two sections' texts (an empty ``before`` for a section that is new)."""
+    lines = [(text.rstrip("\n") + "\n").splitlines(keepends=True) if text else [] for text in (before, after)]
+    return "".join(difflib.unified_diff(*lines, before_name, after_name))
+
+
 def _label(section_id: str) -> str:
     return f"#{section_id}" if section_id else "the text before the title"
 
@@ -167,13 +173,8 @@ def section_diffs(locale: str, page: str, root: Path = ROOT, only: str | None = 
             continue
         if section.id in current.moved:
             note += f"{where}: moved in English since it was translated: move it to the same place\n"
-        diff = difflib.unified_diff(
-            (before.text.rstrip("\n") + "\n").splitlines(keepends=True) if before else [],
-            (section.text.rstrip("\n") + "\n").splitlines(keepends=True),
-            f"{where} (as translated)",
-            f"{where} (now)",
-        )
-        shown.append((section, note + "".join(diff)))
+        diff = _diff(before.text if before else "", section.text, f"{where} (as translated)", f"{where} (now)")
+        shown.append((section, note + diff))
     return shown
 
 
@@ -287,31 +288,30 @@ def update(items: list[str], root: Path = ROOT) -> int:
             failed = True
             continue
         text = translation.read_text(encoding="utf-8")
+        source = sections(english.read_text(encoding="utf-8")) if page != MESSAGES else []
+        if (
+            page != MESSAGES
+            and only is not None
+            and only not in {s.id for s in source} & {s.id for s in sections(text)}
+        ):
+            print(f"{shown}#{only}: both {shown_en} and {shown} must have a section {{ #{only} }}.")
+            failed = True
+            continue
         # The whole page as the translator now vouches for it, or the one section.
         problems = [
             problem
             for problem in check_page(locale, page, root, strict=only is None, section=only)
             if "freshness record" not in problem.what
         ]
-        if page == MESSAGES:
-            if problems:
-                print(*problems, sep="\n")
-                print(f"Not recorded: fix the {len(problems)} problem(s) above in {shown} first.")
-                failed = True
-                continue
-            hash_ = source_hash(english.read_text(encoding="utf-8"))
-            write(translation, with_record(text, hash_))
-            print(f"{shown} now records {shown_en} at {hash_[:12]}: up to date.")
-            continue
-        source = sections(english.read_text(encoding="utf-8"))
-        if only is not None and (only not in {s.id for s in source} or only not in {s.id for s in sections(text)}):
-            print(f"{shown}#{only}: both {shown_en} and {shown} must have a section {{ #{only} }}.")
-            failed = True
-            continue
         if problems:
             print(*problems, sep="\n")
             print(f"Not recorded: fix the {len(problems)} problem(s) above in {shown} first.")
             failed = True
+            continue
+        if page == MESSAGES:
+            hash_ = source_hash(english.read_text(encoding="utf-8"))
+            write(translation, with_record(text, hash_))
+            print(f"{shown} now records {shown_en} at {hash_[:12]}: up to date.")
             continue
         recorded = read_sections(text) or {}
         if only is None:
@@ -465,22 +465,21 @@ def _change(page: str, base: str, language, root: Path) -> _Change | None:
     state = page_state(language.locale, page, root / "docs")
     stale = {s.id for s in state.outdated} & (touched | set(state.moved))
     diffs = [diff for diff in section_diffs(language.locale, page, root) if diff[0].id in stale]
-    shown = git("show", f"{base}:docs/{language.locale}/{page}", root=root)
-    recorded_before = (read_sections(shown.stdout) or {}) if shown.returncode == 0 else {}
+    shown = git("show", f"{base}:docs/{language.locale}/{page}", root=root)  # the translation at the base
+    translated_before = shown.stdout if shown.returncode == 0 else ""
+    recorded_before = read_sections(translated_before) or {}
     already = {key for key in stale if key in before and recorded_before.get(key) != before[key].hash}
     removed = [key for key in state.removed if key in before]
-    tr_before = _sections_at(base, f"docs/{language.locale}/{page}", root) or {}
+    tr_before = {section.id: section for section in sections(translated_before)} if translated_before else {}
     tr_now = {section.id: section for section in sections(translation.read_text("utf-8"))}
-    marked = [
-        (section, "".join(difflib.unified_diff(
-            (before[section.id].text.rstrip("\n") + "\n").splitlines(keepends=True),
-            (section.text.rstrip("\n") + "\n").splitlines(keepends=True),
-            f"docs/{SOURCE}/{page}#{section.id} (before)", f"docs/{SOURCE}/{page}#{section.id} (now)",
-        )))
-        for section in now
-        if section.id in touched and section.id in before and section.id not in {s.id for s in state.outdated}
-        and section.id in tr_before and section.id in tr_now and tr_before[section.id].text == tr_now[section.id].text
-    ]  # fmt: skip
+    outdated = {section.id for section in state.outdated}
+    marked = []  # touched in English, current in the record, the translation's text the same as at the base
+    for section in now:
+        key = section.id
+        unchanged_here = key in tr_before and key in tr_now and tr_before[key].text == tr_now[key].text
+        if key in touched and key in before and key not in outdated and unchanged_here:
+            where = f"docs/{SOURCE}/{page}#{key}"
+            marked.append((section, _diff(before[key].text, section.text, f"{where} (before)", f"{where} (now)")))
     if not diffs and not removed and not marked:
         return None
     return _Change(language.name, language.locale, page, diffs, already, removed, marked)
