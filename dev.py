@@ -32,9 +32,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
+#: The two halves of the suite, which together are the whole: every layer but the built site and its browser
+#: (``--fast``, a couple of minutes), and the site layer (``--site``), which GitHub runs as a job of its own.
+WITHOUT_SITE = ["tests/lib", "tests/exercises", "tests/pages", "tests/tooling", "docs"]
+SITE = ["tests/site"]
 TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--port N; --build: into site/)",
-    "test": "set up and run the whole test suite (extra arguments go to pytest)",
+    "test": "set up and run the whole test suite (--fast: all but the site layer; --site: only it; more args: pytest)",
     "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
     "lint": "check the code with ruff (lint rules and formatting) and attention_lib's types with mypy (strict)",
     "package": "build both packages' sdists and wheels into dist/, check them, and test the wheels in a fresh venv",
@@ -300,10 +304,16 @@ def main(argv: list[str]) -> int:
                     )
             run(*mkdocs, "serve", "--dev-addr", f"127.0.0.1:{port}")
     elif task == "test":
-        cov = [] if args else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
+        half = [flag for flag in ("--fast", "--site") if flag in args]
+        if len(half) > 1:
+            sys.exit("dev.py test: --fast and --site are the two halves of the suite: give one of them, or neither")
+        args = [arg for arg in args if arg not in half]
+        # Coverage of the packages, which the layers without the site measure in full.
+        cov = [] if args or half == ["--site"] else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
+        paths = {"--fast": WITHOUT_SITE, "--site": SITE}[half[0]] if half else []
         # One pytest-xdist worker per CPU core; loadgroup keeps a page's Sybil blocks (one namespace) and the
         # tests that share a browser tab on one worker. `-n 0` among the arguments runs in one process.
-        run(venv_bin("python"), "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *cov, *args)
+        run(venv_bin("python"), "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *cov, *paths, *args)
     elif task == "page":
         if len(args) != 1:  # what the page must be, the suite's --page option checks (tests/conftest.py)
             sys.exit("usage: python3 dev.py page docs/<lang>/<page>.md   (for example docs/zh/masks.md)")

@@ -52,3 +52,38 @@ def test_every_pre_commit_hook_is_a_dev_py_task_that_exists() -> None:
             )
             assert result.returncode == 0, (hook["id"], result.stdout, result.stderr)
             assert command[3] in result.stdout, (hook["id"], result.stdout)
+
+
+def _collected(*paths: str) -> set[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *paths],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return {line for line in result.stdout.splitlines() if "::" in line}
+
+
+def test_the_two_halves_of_the_suite_are_the_whole_suite() -> None:
+    """``dev.py test --fast`` and ``dev.py test --site`` (GitHub's two jobs) run, together, exactly what the
+    README's ``dev.py test`` runs, and no test twice; the fast half needs no built site."""
+    import dev
+
+    fast, site, everything = _collected(*dev.WITHOUT_SITE), _collected(*dev.SITE), _collected()
+    assert fast
+    assert site
+    assert fast.isdisjoint(site)
+    assert fast | site == everything
+    assert all(name.startswith("tests/site/") for name in site)
+
+
+def test_the_halves_are_one_at_a_time() -> None:
+    result = subprocess.run(
+        [sys.executable, "dev.py", "test", "--fast", "--site"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "dev.py test: --fast and --site are the two halves of the suite: give one of them, or neither"
+    )

@@ -140,3 +140,42 @@ def test_the_guide_says_where_every_directory_tooling_module_and_hook_lives(lang
     expected = _tracked_top_level() | modules | hooks
     assert sorted(expected - listed) == [], f"{guide.name}: add a line for each"
     assert sorted(path for path in listed if not (ROOT / path).exists()) == [], f"{guide.name}: lines for nothing"
+
+
+def _collect(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_only_the_site_layer_may_use_the_built_site(tmp_path: Path) -> None:
+    """So that the layers without the site (``python3 dev.py test --fast``) never wait for a build: a test in
+    another layer that asks for ``site`` stops the run at collection and is named; the browser's fixtures are
+    the site layer's own (tests/site/conftest.py), so no other layer even finds them."""
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    for layer in ("pages", "site"):
+        (tmp_path / "tests" / layer).mkdir(parents=True)
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "tests")
+    shutil.copy(ROOT / "tests" / "site" / "conftest.py", tmp_path / "tests" / "site")
+    uses_the_site = "def test_reads_a_page(site):\n    pass\n"
+    (tmp_path / "tests" / "site" / "test_here.py").write_text(uses_the_site, encoding="utf-8")
+    assert _collect(tmp_path, "tests/site").returncode == 0
+
+    (tmp_path / "tests" / "pages" / "test_there.py").write_text(uses_the_site, encoding="utf-8")
+    result = _collect(tmp_path, "tests")
+    assert result.returncode != 0
+    assert "tests/pages/test_there.py::test_reads_a_page uses the built site: it belongs in tests/site" in (
+        result.stdout + result.stderr
+    )
+
+    (tmp_path / "tests" / "pages" / "test_there.py").write_text("def test_clicks(page):\n    pass\n", "utf-8")
+    fixtures = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/pages"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert "fixture 'page' not found" in fixtures.stdout

@@ -130,10 +130,20 @@ def test_every_cpu_job_runs_the_readmes_test_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "python3 dev.py test" in readme
     cpu_steps = [step for step in tests["jobs"]["cpu"]["steps"] if "run" in step]
-    assert cpu_steps[-2]["run"] == "python dev.py test"
+    # The README's command in its two halves, each cell of the matrix once per half (tests/tooling/test_dev.py:
+    # the halves are the whole suite).
+    assert cpu_steps[-2]["run"] == 'python dev.py test "--$HALF"'
+    assert cpu_steps[-2]["env"]["HALF"] == "${{ matrix.half }}"
+    matrix = tests["jobs"]["cpu"]["strategy"]["matrix"]
+    assert matrix["half"] == ["fast", "site"]
+    for cell in matrix["include"]:
+        assert {(other["torch"], other["half"]) for other in matrix["include"] if other["os"] == cell["os"]} == {
+            (cell["torch"], "fast"),
+            (cell["torch"], "site"),
+        }
     # Then, on each system, a benchmark's smoke run: the benchmarks run wherever the README says the project does.
     assert cpu_steps[-1]["run"] == "python dev.py benchmarks attention_paths --quick"
-    assert cpu_steps[-1]["if"] == "matrix.python == '3.13'"
+    assert cpu_steps[-1]["if"] == "matrix.python == '3.13' && matrix.half == 'fast'"
     # The GPU job tests, then measures: the GPU tables of "How PyTorch runs attention" come from its artifact.
     gpu_steps = tests["jobs"]["gpu"]["steps"]
     gpu_runs = [step["run"] for step in gpu_steps if "run" in step]
@@ -142,7 +152,6 @@ def test_every_cpu_job_runs_the_readmes_test_command() -> None:
     upload = gpu_steps[-1]
     assert upload["uses"].startswith("actions/upload-artifact@")
     assert upload["with"]["path"] == "benchmarks/data/*-cuda*.json"
-    matrix = tests["jobs"]["cpu"]["strategy"]["matrix"]
     assert set(matrix["os"]) == {"ubuntu-latest", "macos-latest", "windows-latest"}
     assert tests["jobs"]["gpu"]["env"]["REQUIRE_CUDA"] == "1"
 
