@@ -1,4 +1,4 @@
-"""The committed figures are what ``docs_tools/figures.py`` draws from the current library."""
+"""The committed figures are what ``docs_tools/figures/`` draws from the current library."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_the_dark_figure_has_no_white_slab_and_keeps_the_contrast() -> None:
     assert "#ffffff" not in shaded
     # Ink on the light figure is dark; on the dark one, light: the lightness is mirrored.
     assert 'fill="#1f2937"' in light
-    assert figures.COLOR.sub(figures._dark_color, "#1f2937") == "#d0d8e4"
+    assert figures.COLOR.sub(figures.dark_color, "#1f2937") == "#d0d8e4"
 
 
 def test_a_changed_figure_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -131,13 +131,15 @@ def _tracked_top_level() -> set[str]:
 @pytest.mark.parametrize("lang", GUIDES)
 def test_the_guide_says_where_every_directory_tooling_module_and_hook_lives(lang: str) -> None:
     """CONTRIBUTING's "Where things live" and hook tables match the tree: a new top-level directory, tooling
-    module or hook needs a line there, and a line for something gone fails too."""
+    module or package (``docs_tools/figures/``) or hook needs a line there, and a line for something gone fails
+    too."""
     guide, heading = GUIDES[lang]
     section = guide.read_text(encoding="utf-8").split(heading + "\n", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^\| `([^`]+)` \|", section, re.MULTILINE))
     modules = {f"docs_tools/{path.name}" for path in (ROOT / "docs_tools").glob("*.py") if path.name != "__init__.py"}
+    packages = {f"docs_tools/{path.parent.name}/" for path in (ROOT / "docs_tools").glob("*/__init__.py")}
     hooks = {f"hooks/{path.name}" for path in (ROOT / "hooks").glob("*.py")}
-    expected = _tracked_top_level() | modules | hooks
+    expected = _tracked_top_level() | modules | packages | hooks
     assert sorted(expected - listed) == [], f"{guide.name}: add a line for each"
     assert sorted(path for path in listed if not (ROOT / path).exists()) == [], f"{guide.name}: lines for nothing"
 

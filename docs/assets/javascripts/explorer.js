@@ -53,7 +53,7 @@
   const vector = (xs) => "[" + xs.map((x) => fixed(x, 2)).join(", ") + "]";
   const fill = (template, values) => template.replace(/\{(\w+)\}/g, (_, key) => values[key]);
 
-  // The figures' colors (docs_tools/figures.py): white to deep indigo, and in the dark palette the same
+  // The figures' colors (docs_tools/figures/): white to deep indigo, and in the dark palette the same
   // colors with their lightness mirrored; the text is black or white, whichever contrasts more.
   const PALETTES = {
     default: { low: [255, 255, 255], high: [26, 35, 126], masked: "#eceff1", maskedInk: "#4b5563" },
