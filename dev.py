@@ -40,7 +40,7 @@ TASKS = {
     "docs": "set up and serve the site at http://127.0.0.1:8000/attention-docs/ (--port N; --build: into site/)",
     "test": "set up and run the whole test suite (--fast: all but the site layer; --site: only it; more args: pytest)",
     "page": "check one page in seconds: its code and outputs, its notebook, its translation checks (docs/zh/masks.md)",
-    "lint": "check the code with ruff (lint rules and formatting) and attention_lib's types with mypy (strict)",
+    "lint": "check the code with ruff (lint rules and formatting) and its types with mypy (strict), tooling too",
     "package": "build both packages' sdists and wheels into dist/, check them, and test the wheels in a fresh venv",
     "translations": "each translation's state, section by section (--help: diff, check, update, review, ...)",
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
@@ -208,11 +208,11 @@ def test_the_repository_is_not_on_the_path():
 def check_archives(dist: Distribution, sdist: Path, wheel: Path) -> None:
     """List both archives of ``dist``, and stop unless the wheel holds its package and nothing else, and the
     sdist everything the wheel is built from."""
-    with zipfile.ZipFile(wheel) as archive:
-        in_wheel = sorted(archive.namelist())
-    with tarfile.open(sdist) as archive:
+    with zipfile.ZipFile(wheel) as zipped:
+        in_wheel = sorted(zipped.namelist())
+    with tarfile.open(sdist) as tarred:
         # Without the top folder, <name>-<version>/.
-        in_sdist = sorted(member.name.split("/", 1)[1] for member in archive.getmembers() if member.isfile())
+        in_sdist = sorted(member.name.split("/", 1)[1] for member in tarred.getmembers() if member.isfile())
     for archive, names in ((wheel, in_wheel), (sdist, in_sdist)):
         print(f"{archive.name}: {len(names)} entries", *(f"    {name}" for name in names), sep="\n")
     package = set(dist.files())
@@ -338,7 +338,8 @@ def main(argv: list[str]) -> int:
     elif task == "lint":
         run(venv_bin("ruff"), "check", ".")
         run(venv_bin("ruff"), "format", "--check", ".")
-        run(venv_bin("mypy"))  # attention_lib, strict ([tool.mypy] in pyproject.toml)
+        # Strict: the packages, docs_tools, hooks, dev.py and the benchmarks ([tool.mypy] in pyproject.toml).
+        run(venv_bin("mypy"))
     return 0
 
 

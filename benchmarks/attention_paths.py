@@ -35,6 +35,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal, overload
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +46,7 @@ from measure import (
     per_round_ratio,
     provenance,
     reset_peak_rss,
+    synchronized,
     time_interleaved,
     write_data,
 )
@@ -71,6 +73,12 @@ def build(num_tokens: int, device: str, dtype: torch.dtype) -> tuple[MultiHeadAt
     return ours.to(device, dtype), theirs.to(device, dtype)
 
 
+@overload
+def path_function(
+    path: str, num_tokens: int, mode: Literal["forward"], device: str, dtype: torch.dtype
+) -> Callable[[], torch.Tensor]: ...
+@overload
+def path_function(path: str, num_tokens: int, mode: str, device: str, dtype: torch.dtype) -> Callable[[], object]: ...
 def path_function(path: str, num_tokens: int, mode: str, device: str, dtype: torch.dtype) -> Callable[[], object]:
     """A function that runs ``path`` once in ``mode``; it returns the output (forward) or None."""
     ours, theirs = build(num_tokens, device, dtype)
@@ -91,8 +99,8 @@ def path_function(path: str, num_tokens: int, mode: str, device: str, dtype: tor
         "torch_mha": lambda: theirs(*inputs * 3, attn_mask=~allowed, need_weights=False)[0],
         "torch_mha_is_causal": lambda: theirs(*inputs * 3, attn_mask=~allowed, need_weights=False, is_causal=True)[0],
         "torch_mha_weights": lambda: theirs(*inputs * 3, attn_mask=~allowed)[0],
-        "sdpa_is_causal": lambda: F.scaled_dot_product_attention(*inputs, is_causal=True),
-        "sdpa_bool_mask": lambda: F.scaled_dot_product_attention(*inputs, attn_mask=allowed),
+        "sdpa_is_causal": lambda: F.scaled_dot_product_attention(inputs[0], inputs[1], inputs[2], is_causal=True),
+        "sdpa_bool_mask": lambda: F.scaled_dot_product_attention(inputs[0], inputs[1], inputs[2], attn_mask=allowed),
         "sdpa_math": lambda: math_sdpa(*inputs),
     }
     forward = forwards[path]
@@ -193,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'tokens':>7}" + "".join(f"{p:>21}" for p in paths))
         for n in tokens:
             functions = {p: path_function(p, n, mode, args.device, dtype) for p in paths}
-            timed = {p: (lambda f=f: (f(), synchronize())) for p, f in functions.items()}
+            timed = {p: synchronized(f, synchronize) for p, f in functions.items()}
             with torch.inference_mode(mode == "forward"):
                 samples = time_interleaved(timed, rounds, calls=1, warmup=1)
             for p in paths:
@@ -216,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             measured = list(pool.map(lambda cell: memory_in_fresh_process(cell, args.dtype), cells))
     else:
         measured = [measure_memory(*cell, args.device, dtype) for cell in cells]
-    memory = {mode: {p: [] for p in paths} for mode in MODES}
+    memory: dict[str, dict[str, list[float]]] = {mode: {p: [] for p in paths} for mode in MODES}
     for (p, _, mode), mib in zip(cells, measured, strict=True):
         memory[mode][p].append(round(mib, 1))
     for mode in MODES:

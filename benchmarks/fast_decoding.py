@@ -37,7 +37,7 @@ import sys
 from collections.abc import Callable
 
 import torch
-from measure import load_average, per_round_ratio, provenance, time_interleaved, write_data
+from measure import load_average, per_round_ratio, provenance, synchronized, time_interleaved, write_data
 
 from attention_lib import MultiHeadAttention, StaticKVCache, capture_decode_step
 
@@ -130,9 +130,9 @@ class Candidates:
         return steps
 
 
-def table(  # type: ignore[type-arg]
+def table(
     dtype_name: str, batch: int, contexts: list[int], per_call: int, rounds: int, calls: int, device: str
-) -> dict:
+) -> dict[str, object]:
     dtype = getattr(torch, dtype_name)
     candidates = Candidates(max(contexts), per_call, batch, device, dtype)
     synchronize = torch.cuda.synchronize if device == "cuda" else lambda: None
@@ -152,7 +152,7 @@ def table(  # type: ignore[type-arg]
             difference = (step() - expected).abs().max().item()
             if difference > TOLERANCE[dtype_name]:
                 sys.exit(f"{name} disagrees with the full forward at {n} tokens, {dtype_name}: {difference:.2e}")
-        timed = {name: (lambda step=step: (step(), synchronize())) for name, step in steps.items()}
+        timed = {name: synchronized(step, synchronize) for name, step in steps.items()}
         samples = time_interleaved(timed, rounds, calls, warmup=2)
         for name in names:
             ms[name].append(round(statistics.median(t for r in samples[name] for t in r) * 1e3 / per_call, 4))

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable
 
 import torch
-from measure import load_average, per_round_ratio, provenance, time_interleaved, write_data
+from measure import load_average, per_round_ratio, provenance, synchronized, time_interleaved, write_data
 
 from attention_lib import GroupedQueryAttention, MultiHeadAttention
 
@@ -51,7 +51,9 @@ def build(
     return mha, gqa, x
 
 
-def step_with_cache_of(module: torch.nn.Module, context: torch.Tensor, new: torch.Tensor) -> Callable[[], torch.Tensor]:
+def step_with_cache_of(
+    module: MultiHeadAttention | GroupedQueryAttention, context: torch.Tensor, new: torch.Tensor
+) -> Callable[[], torch.Tensor]:
     """A function that runs one cached step after ``context``, with the cache reset to ``context`` each time."""
     module.reset_cache()
     module(context, use_cache=True)
@@ -73,15 +75,19 @@ def decode_table(contexts: list[int], rounds: int, calls: int, device: str, dtyp
     print(f"{'context':>8} {'recompute ms':>13} {'cached ms':>10} {'GQA cached ms':>14} {'recompute/cached':>17}")
     for n in contexts:
         context, new = x[:, :n], x[:, n : n + 1]
-        steps = {
-            "recompute": lambda n=n: mha(x[:, : n + 1]),
+
+        def recompute(n: int = n) -> torch.Tensor:
+            return mha(x[:, : n + 1])
+
+        steps: dict[str, Callable[[], torch.Tensor]] = {
+            "recompute": recompute,
             "cached": step_with_cache_of(mha, context, new),
             "gqa_cached": step_with_cache_of(gqa, context, new),
         }
         difference = (steps["cached"]() - mha(x[:, : n + 1])[:, -1:]).abs().max().item()
         if difference > TOLERANCE[dtype]:
             sys.exit(f"the cached step disagrees with the full forward at {n} tokens: {difference:.2e}")
-        timed = {name: (lambda step=step: (step(), synchronize())) for name, step in steps.items()}
+        timed = {name: synchronized(step, synchronize) for name, step in steps.items()}
         samples = time_interleaved(timed, rounds, calls, warmup=2)
         medians = {name: statistics.median(t for r in s for t in r) * 1e3 for name, s in samples.items()}
         ratio = per_round_ratio(samples["recompute"], samples["cached"])
@@ -100,18 +106,21 @@ def decode_table(contexts: list[int], rounds: int, calls: int, device: str, dtyp
 def memory_table(num_tokens: int, device: str) -> dict[str, dict[str, int]]:
     torch.manual_seed(0)
     x = torch.randn(1, num_tokens, D_MODEL, device=device)
-    modules = {
+    modules: dict[str, MultiHeadAttention | GroupedQueryAttention] = {
         "mha": MultiHeadAttention(D_MODEL, D_MODEL, num_tokens, 0.0, NUM_HEADS).to(device),
         "gqa": GroupedQueryAttention(D_MODEL, D_MODEL, 0.0, NUM_HEADS, KV_GROUPS).to(device),
         "mqa": GroupedQueryAttention(D_MODEL, D_MODEL, 0.0, NUM_HEADS, 1).to(device),
     }
-    table = {}
+    table: dict[str, dict[str, int]] = {}
     print(f"Cache of one layer after {num_tokens} tokens (batch 1, head_dim {HEAD_DIM}, float32)")
     print(f"{'module':>6} {'kv heads':>9} {'measured bytes':>15} {'formula bytes':>14} {'/ MHA':>6}")
     for name, module in modules.items():
         module(x, use_cache=True)
-        measured = module.cache_k.nbytes + module.cache_v.nbytes
-        kv_heads = module.cache_k.shape[1]
+        cache_k, cache_v = module.cache_k, module.cache_v
+        if cache_k is None or cache_v is None:
+            sys.exit(f"{name} kept no cache after a forward with use_cache=True")
+        measured = cache_k.nbytes + cache_v.nbytes
+        kv_heads = cache_k.shape[1]
         formula = 2 * 1 * kv_heads * num_tokens * HEAD_DIM * x.element_size()
         table[name] = {"kv_heads": kv_heads, "bytes": measured, "formula_bytes": formula}
         share = measured / table["mha"]["bytes"]

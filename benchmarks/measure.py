@@ -13,7 +13,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import torch
@@ -28,7 +28,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 
 def time_interleaved(
-    forwards: dict[str, Callable[[], torch.Tensor]], rounds: int, calls: int, warmup: int
+    forwards: Mapping[str, Callable[[], object]], rounds: int, calls: int, warmup: int
 ) -> dict[str, list[list[float]]]:
     """Seconds per call: for each candidate, one list of ``calls`` samples per round.
 
@@ -51,6 +51,12 @@ def time_interleaved(
                 times.append(time.perf_counter() - start)
             samples[name].append(times)
     return samples
+
+
+def synchronized(step: Callable[[], object], synchronize: Callable[[], object]) -> Callable[[], object]:
+    """``step``, then ``synchronize``: on a GPU, ``torch.cuda.synchronize``, so that a timed call ends when its
+    kernels have run, not when they were queued."""
+    return lambda: (step(), synchronize())
 
 
 def per_round_ratio(numerator: list[list[float]], denominator: list[list[float]]) -> float:
@@ -99,6 +105,9 @@ def peak_rss_kib() -> int:
 def _windows_peak_kib() -> int:
     """The peak working set of this process, from Windows' GetProcessMemoryInfo (by hand, with ctypes: the
     standard library has no call for it, and one number does not justify a dependency such as psutil)."""
+    # Only Windows lacks both /proc and the resource module; mypy checks what follows as Windows code.
+    if sys.platform != "win32":
+        raise OSError(f"no way to read the peak resident size on {sys.platform}: no /proc, no resource module")
     import ctypes
     from ctypes import wintypes
 
@@ -113,8 +122,10 @@ def _windows_peak_kib() -> int:
         ]  # fmt: skip
 
     counters = Counters(cb=ctypes.sizeof(Counters))
-    process = ctypes.windll.kernel32.GetCurrentProcess()  # type: ignore[attr-defined]
-    if not ctypes.windll.psapi.GetProcessMemoryInfo(process, ctypes.byref(counters), counters.cb):  # type: ignore[attr-defined]
+    process = ctypes.windll.kernel32.GetCurrentProcess()
+    # A library loaded with use_last_error keeps the call's error code for ctypes.get_last_error().
+    psapi = ctypes.WinDLL("psapi", use_last_error=True)
+    if not psapi.GetProcessMemoryInfo(process, ctypes.byref(counters), counters.cb):
         raise OSError(ctypes.get_last_error(), "GetProcessMemoryInfo failed")
     return counters.PeakWorkingSetSize // 1024
 

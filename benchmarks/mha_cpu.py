@@ -148,6 +148,7 @@ def print_timing_table(samples: dict[str, list[list[float]]]) -> dict[str, float
 def measure_memory(path: str, num_tokens: int) -> None:
     """Print the peak extra resident memory (KiB) of one forward of ``path``; runs in its own process."""
     ours, x = build_ours(num_tokens)
+    forward: Callable[[torch.Tensor], torch.Tensor]
     if path == "ours":
         forward = ours
     elif path == "explicit":

@@ -7,6 +7,7 @@ import copy
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -14,6 +15,8 @@ from docs_tools.project import ROOT
 
 #: The language every page is written in first; the others translate it.
 SOURCE = "en"
+#: A mapping read from mkdocs.yml (the whole file or a part of it): its values have whatever types the YAML gives them.
+Settings = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -33,16 +36,16 @@ _Loader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix
 
 
 @functools.lru_cache(maxsize=8)
-def _parse(text: str) -> dict:
+def _parse(text: str) -> Settings:
     return yaml.load(text, Loader=_Loader)
 
 
-def config(root: Path = ROOT) -> dict:
+def config(root: Path = ROOT) -> Settings:
     """mkdocs.yml, as it is now (parsed once for each content it has had), yours to change."""
     return copy.deepcopy(_parse((root / "mkdocs.yml").read_text(encoding="utf-8")))
 
 
-def _i18n_languages(settings: dict) -> list[dict]:
+def _i18n_languages(settings: Settings) -> list[Settings]:
     i18n = next(plugin["i18n"] for plugin in settings["plugins"] if isinstance(plugin, dict) and "i18n" in plugin)
     return i18n["languages"]
 
@@ -66,7 +69,7 @@ def complete_locales(root: Path = ROOT) -> list[str]:
 def notebook_chapters(root: Path = ROOT) -> list[str]:
     """The chapters with a notebook, in the navigation's order: the pages it lists as ``notebooks/<page>.ipynb``."""
 
-    def walk(items: list) -> list[str]:
+    def walk(items: list[Any]) -> list[str]:
         found = []
         for item in items:
             target = next(iter(item.values())) if isinstance(item, dict) else item
@@ -85,7 +88,7 @@ def addresses(root: Path = ROOT) -> tuple[str, str]:
     return settings["site_url"].rstrip("/") + "/", settings["extra"]["repository"].rstrip("/")
 
 
-def extra(lang: str, root: Path = ROOT) -> dict:
+def extra(lang: str, root: Path = ROOT) -> Settings:
     """``extra`` in mkdocs.yml as the pages of ``lang`` see it: each language's i18n entry overrides keys of it."""
     settings = config(root)
     merged = dict(settings["extra"])

@@ -9,6 +9,7 @@ import contextlib
 import io
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from sybil import Document, Example, Region, Sybil
 from sybil.parsers.markdown import SkipParser
@@ -72,7 +73,7 @@ def sybil(docs: Path) -> Sybil:
     )
 
 
-def _checker_back_to_english(namespace: dict) -> None:
+def _checker_back_to_english(namespace: dict[str, Any]) -> None:
     """A translated page sets the exercise checker's language (``set_language("zh")``), which lasts for the
     process: the pages run after it in the same worker print English again. The page's own import of it is
     used, so that the tooling need not import the checker."""

@@ -26,6 +26,8 @@ from docs_tools import generated
 from docs_tools.project import ROOT
 
 DATA = ROOT / "docs_tools" / "data" / "explorers.json"
+#: One explorer's numbers and settings, as explorer.js reads them from the JSON.
+Explorer = dict[str, object]
 
 
 def _rows(tensor: torch.Tensor) -> list[list[float]]:
@@ -34,8 +36,11 @@ def _rows(tensor: torch.Tensor) -> list[list[float]]:
 
 
 def _explorer(
-    inputs: torch.Tensor, projections: tuple[nn.Linear, nn.Linear, nn.Linear] | None, heads: list[int], **defaults
-) -> dict:
+    inputs: torch.Tensor,
+    projections: tuple[nn.Linear, nn.Linear, nn.Linear] | None,
+    heads: list[int],
+    **defaults: bool | int,
+) -> Explorer:
     return {
         "words": list(al.JOURNEY_WORDS),
         "inputs": _rows(inputs),
@@ -49,12 +54,12 @@ def _explorer(
     }
 
 
-def weights() -> dict:
+def weights() -> Explorer:
     """The attention weights page: scores are dot products of the inputs themselves."""
     return _explorer(al.journey_inputs(), None, [1], query=1, scale=False, causal=False, valid_len=6, num_heads=1)
 
 
-def masks() -> dict:
+def masks() -> Explorer:
     """The masks page: the queries, keys and values of the SelfAttentionV2 created after manual_seed(789)."""
     torch.manual_seed(789)
     sa_v2 = al.SelfAttentionV2(d_in=3, d_out=2)
@@ -62,7 +67,7 @@ def masks() -> dict:
     return _explorer(al.journey_inputs(), projections, [1], query=1, scale=True, causal=True, valid_len=6, num_heads=1)
 
 
-def multi_head() -> dict:
+def multi_head() -> Explorer:
     """The multi-head page: the projections created after manual_seed(123), d_in=3 and d_out=4, split into
     1, 2 or 4 heads (the page's example uses 2)."""
     torch.manual_seed(123)
@@ -73,7 +78,7 @@ def multi_head() -> dict:
     )
 
 
-EXPLORERS: dict[str, Callable[[], dict]] = {"weights": weights, "masks": masks, "multi-head": multi_head}
+EXPLORERS: dict[str, Callable[[], Explorer]] = {"weights": weights, "masks": masks, "multi-head": multi_head}
 
 
 def explorers_json() -> str:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import subprocess
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from jupyter_client.manager import AsyncKernelManager
-from jupyter_client.provisioning import LocalProvisioner
+from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 #: What the forkserver imports before it forks a kernel: what every notebook imports, and the kernel.
 PRELOAD = ["torch", "attention_lib", "ipykernel.kernelapp", __name__]
@@ -91,7 +92,8 @@ class ForkedProvisioner(LocalProvisioner):
         cwd = str(kwargs.get("cwd") or os.getcwd())
         process = _context().Process(target=_run_kernel, args=(cmd[3:], cwd, dict(kwargs.get("env") or os.environ)))
         process.start()
-        self.process = _Process(process)
+        # The provisioner declares a Popen; it calls only what _Process has.
+        self.process = cast(subprocess.Popen[Any], _Process(process))
         self.pid = process.pid
         self.pgid = process.pid  # _run_kernel made it a group leader
         self.cwd = cwd

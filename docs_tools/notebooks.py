@@ -24,6 +24,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat import v4
@@ -65,7 +66,7 @@ NOTEBOOK_LINK = re.compile(r"\]\(notebooks/(?P<page>[\w-]+)\.ipynb\)")
 ADMONITION = re.compile(r'^(?:!!!|\?\?\?\+?) (?P<kind>\w+)(?: "(?P<title>[^"]*)")?\n(?P<body>(?:(?: {4}.*)?\n)*)', re.M)
 
 
-def _words(lang: str) -> dict:
+def _words(lang: str) -> config.Settings:
     """The notebook's words in ``lang`` (``extra.notebook`` in mkdocs.yml, overridden per language)."""
     return config.extra(lang)["notebook"]
 
@@ -161,21 +162,23 @@ def notebook_url(site_url: str, lang: str, page: str) -> str:
     return site_url + config.url(lang, f"notebooks/{page}.md")
 
 
-def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str], page: str) -> tuple[str, dict]:
+def _markdown(
+    text: str, lang: str, site_url: str, heading_ids: list[str], page: str
+) -> tuple[str, dict[str, dict[str, str]]]:
     """A page's prose as notebook Markdown: links to the site, figures as attachments, no MkDocs syntax.
 
     The headings' explicit ids are appended to ``heading_ids``: Markdown in a notebook has no syntax for
     them, so they travel in the notebook's metadata (hooks/notebooks_after_i18n.py puts them back).
     """
-    attachments = {}
+    attachments: dict[str, dict[str, str]] = {}
 
-    def heading(match: re.Match) -> str:
+    def heading(match: re.Match[str]) -> str:
         if match["id"] is None:
             return match.group(0)  # no explicit id to keep (every chapter heading has one: a test checks it)
         heading_ids.append(match["id"])
         return f"{match['hashes']} {match['title']}"
 
-    def image(match: re.Match) -> str:
+    def image(match: re.Match[str]) -> str:
         if match["palette"] == "#only-dark":
             return ""  # a notebook has one palette: Jupyter's and Colab's white page
         name = match["name"]
@@ -183,13 +186,13 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str], page:
         attachments[name] = {"image/svg+xml": base64.b64encode(svg).decode("ascii")}
         return f"![{match['alt']}](attachment:{name})" + ("\n" if match[0].endswith("\n") else "")
 
-    def admonition(match: re.Match) -> str:
+    def admonition(match: re.Match[str]) -> str:
         kinds = _words(lang)["kinds"]
         title = match["title"] or kinds.get(match["kind"], match["kind"].title())
         body = [line[4:] for line in match["body"].rstrip("\n").split("\n")]
         return "\n".join([f"> **{title}**", ">", *(f"> {line}".rstrip() for line in body)]) + "\n"
 
-    def interactive(match: re.Match) -> str:
+    def interactive(match: re.Match[str]) -> str:
         # An interactive piece runs on the site only: the notebook links to it, under the section's heading,
         # and keeps the page's figures.
         above = [heading["id"] for heading in HEADING.finditer(text, 0, match.start()) if heading["id"]]
@@ -207,7 +210,7 @@ def _markdown(text: str, lang: str, site_url: str, heading_ids: list[str], page:
     return text.strip("\n"), attachments
 
 
-def _outputs(expected: str | None) -> tuple[list[dict], bool]:
+def _outputs(expected: str | None) -> tuple[list[nbformat.NotebookNode], bool]:
     """The stored outputs of a code cell, from the page's output block, and whether the cell raises."""
     if expected is None:
         return [], False
@@ -226,11 +229,11 @@ def _outputs(expected: str | None) -> tuple[list[dict], bool]:
     return outputs, error is not None
 
 
-def _markdown_cell(source: str, attachments: dict) -> nbformat.NotebookNode:
+def _markdown_cell(source: str, attachments: dict[str, dict[str, str]]) -> nbformat.NotebookNode:
     return v4.new_markdown_cell(source, **({"attachments": attachments} if attachments else {}))
 
 
-def notebook(page: str, lang: str) -> dict:
+def notebook(page: str, lang: str) -> nbformat.NotebookNode:
     """The notebook of one chapter page (nbformat 4)."""
     site_url, repository = settings()
     path = DOCS / lang / f"{page}.md"
@@ -240,7 +243,10 @@ def notebook(page: str, lang: str) -> dict:
     blocks = list(fenced_blocks(document))
     outputs = shown_outputs(document, blocks)
     words = _words(lang)
-    title, title_id = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text).groups()
+    first = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text)
+    if first is None:
+        raise ValueError(f"{path}: a chapter page starts with its title and the title's id: # Title {{ #id }}")
+    title, title_id = first.groups()
     heading_ids = [title_id]
     notebook_path = f"docs/{lang}/notebooks/{page}.ipynb"
     colab = config.colab_url(notebook_path)
@@ -258,7 +264,9 @@ def notebook(page: str, lang: str) -> dict:
     # gets a cell to write the answer in and one that checks it, a predict-the-output exercise the code to run.
     page_exercises = exercises(text)
     solutions = [exercise for exercise in page_exercises if exercise.solution]
-    items = [(block.start, block) for block in blocks if not any(_within(block, e.solution) for e in solutions)]
+    items: list[tuple[int, Region | Exercise]] = [
+        (block.start, block) for block in blocks if not any(_within(block, e.solution) for e in solutions)
+    ]
     items += [(exercise.solution[0], exercise) for exercise in solutions]
     for start, item in sorted(items, key=lambda pair: pair[0]):
         if isinstance(item, Exercise):
@@ -289,7 +297,7 @@ def notebook(page: str, lang: str) -> dict:
             continue
         output = outputs.get(block.start)
         stored, raises = _outputs(None if output is None else str(output.lexemes["source"]))
-        metadata: dict = {"tags": ["raises-exception"]} if raises else {}
+        metadata: dict[str, Any] = {"tags": ["raises-exception"]} if raises else {}
         bug = next((e for e in page_exercises if e.kind == BUG and _within(block, e.section)), None)
         if bug is not None and any(call["id"] == bug.id for call in CHECK_CALL.finditer(source)):
             metadata["attention_docs"] = {"exercise": bug.id, "role": "bug"}  # the code the reader fixes
@@ -322,6 +330,8 @@ def _exercise_cells(exercise: Exercise, blocks: list[Region], lang: str) -> list
         return [tagged(source, "predict") for source in code]  # run it once you have made your guess
     if exercise.kind == BUG:
         return []  # the reader fixes the code above, which calls the checker itself
+    if exercise.answer is None:  # a write-it exercise is one whose solution calls check() with the answer
+        raise ValueError(f"exercise {exercise.id}: its solution does not call check() with the answer's name")
     stub = answer_stub(code[0], exercise.answer, _words(lang)["your_code"])
     # The language was set once, in the setup cell.
     return [

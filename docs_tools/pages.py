@@ -190,7 +190,7 @@ def exercises(text: str) -> list[Exercise]:
             for name, part in (("before", before), ("inside", inside))
         }
         kind = BUG if calls["before"] else WRITE if calls["inside"] else PREDICT
-        answer = (calls["before"] or calls["inside"] or [None])[0]
+        answer = next(iter(calls["before"] or calls["inside"]), None)
         found.append(
             Exercise(
                 heading["id"],

@@ -40,6 +40,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -143,7 +144,7 @@ class FrontMatterError(ValueError):
     """A page's front matter is not YAML: most often a merge conflict between two translators' records."""
 
 
-def front_matter(text: str) -> dict:
+def front_matter(text: str) -> dict[str, Any]:
     """A page's front matter as a mapping ({} without one); FrontMatterError where it is not YAML."""
     front = FRONT_MATTER.match(text.replace("\r\n", "\n"))
     try:

@@ -305,7 +305,7 @@ def _comparable(target: str) -> str:
     return TRANSLATED_FILE.sub(".md", target)
 
 
-def _same_section(line: int, en_headings: list, tr_headings: list) -> int:
+def _same_section(line: int, en_headings: list[tuple[str, str, int]], tr_headings: list[tuple[str, str, int]]) -> int:
     """The line, in the translation, of the heading of the section that holds ``line`` of the English page."""
     section = next((id_ for id_, _, at in reversed(en_headings) if at <= line and id_), None)
     return next((at for id_, _, at in tr_headings if id_ == section), 1)

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from docs_tools.config import SOURCE, languages
+from docs_tools.config import SOURCE, Language, languages
 from docs_tools.project import ROOT
 from docs_tools.records import (
     MESSAGES,
@@ -64,7 +64,7 @@ from docs_tools.translation_checks import check, check_page
 LANGUAGE_MARK = "# python3 dev.py translations add-language adds new languages above this line"
 
 
-def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess:
+def git(*args: str, root: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, encoding="utf-8")
 
 
@@ -119,8 +119,8 @@ def _fence(text: str) -> str:
 
 def _diff(before: str, after: str, before_name: str, after_name: str) -> str:
     """A unified diff of two sections' texts (an empty ``before`` for a section that is new)."""
-    lines = [(text.rstrip("\n") + "\n").splitlines(keepends=True) if text else [] for text in (before, after)]
-    return "".join(difflib.unified_diff(*lines, before_name, after_name))
+    old, new = [(text.rstrip("\n") + "\n").splitlines(keepends=True) if text else [] for text in (before, after)]
+    return "".join(difflib.unified_diff(old, new, before_name, after_name))
 
 
 def _label(section_id: str) -> str:
@@ -454,7 +454,7 @@ class _Change:
     marked: list[tuple[Section, str]]  #: the sections marked as needing no translation, with the English change
 
 
-def _change(page: str, base: str, language, root: Path) -> _Change | None:
+def _change(page: str, base: str, language: Language, root: Path) -> _Change | None:
     english = root / "docs" / SOURCE / page
     translation = root / "docs" / language.locale / page
     if english.suffix != ".md" or not english.exists() or not translation.exists():

@@ -54,5 +54,6 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
 
     html, count = INTERACTIVE.subn(expand, html)
     if count:
-        page.interactive_css = CSS  # linked in the head by overrides/main.html
+        # overrides/main.html links it in the head; MkDocs' Page declares no such field, hence vars().
+        vars(page)["interactive_css"] = CSS
     return html

@@ -50,10 +50,11 @@ _depth = 0
 def on_config(config: MkDocsConfig) -> None:
     # nbconvert's renderer for the notebooks' Markdown cells (the class mkdocs-jupyter also patches, for
     # heading ids): each formula its parser found becomes an arithmatex element, its TeX escaped as arithmatex
-    # escapes it. Display math stays a <span>: nbconvert puts it inside a paragraph.
-    IPythonRenderer.inline_math = lambda self, body: f'<span class="arithmatex">\\({self.escape_html(body)}\\)</span>'
-    IPythonRenderer.block_math = lambda self, body: f'<span class="arithmatex">\\[{self.escape_html(body)}\\]</span>'
-    IPythonRenderer.latex_environment = lambda self, name, body: (
+    # escapes it. Display math stays a <span>: nbconvert puts it inside a paragraph. Replacing a class's methods
+    # is what mypy's method-assign flags; each replacement is still checked against nbconvert's signature.
+    IPythonRenderer.inline_math = lambda self, body: f'<span class="arithmatex">\\({self.escape_html(body)}\\)</span>'  # type: ignore[method-assign]
+    IPythonRenderer.block_math = lambda self, body: f'<span class="arithmatex">\\[{self.escape_html(body)}\\]</span>'  # type: ignore[method-assign]
+    IPythonRenderer.latex_environment = lambda self, name, body: (  # type: ignore[method-assign]
         f'<span class="arithmatex">\\begin{{{self.escape_html(name)}}}{self.escape_html(body)}'
         f"\\end{{{self.escape_html(name)}}}</span>"
     )
@@ -73,7 +74,8 @@ def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -
     if FORMULA.search(html):
         if files.get_file_from_path(KATEX_CSS) is None:
             raise PluginError(f"docs/{KATEX_CSS} is missing: run `python3 dev.py docs`, which installs KaTeX from npm")
-        page.math_css = KATEX_CSS
+        # overrides/main.html links it on this page; MkDocs' Page declares no such field, hence vars().
+        vars(page)["math_css"] = KATEX_CSS
     return html
 
 

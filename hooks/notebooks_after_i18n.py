@@ -22,12 +22,17 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
+from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files
-from mkdocs_jupyter.plugin import NotebookFile
+from mkdocs.structure.nav import Navigation
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import AnchorLink
+from mkdocs_jupyter.plugin import NotebookFile, Plugin
+from mkdocs_static_i18n.plugin import I18n
 
 from docs_tools import config as site_config
 
@@ -54,7 +59,8 @@ def _url(src_uri: str, locale: str, default: str) -> str:
 
 @event_priority(-110)  # after mkdocs-static-i18n's -100
 def on_files(files: Files, config: MkDocsConfig) -> Files:
-    jupyter, i18n = config.plugins["mkdocs-jupyter"], config.plugins["i18n"]
+    jupyter: Plugin = config.plugins["mkdocs-jupyter"]
+    i18n: I18n = config.plugins["i18n"]
     default = i18n.default_language
     # mkdocs-jupyter caches each rendered notebook and, after a build, deletes every entry that build did not
     # use. i18n builds each language on its own, so the Chinese build deleted the English entries and the
@@ -125,12 +131,14 @@ def _localise_copy_buttons(html: str, src_uri: str, config: MkDocsConfig) -> str
     if html.count(COPY_LABEL) != buttons or html.count(COPIED) != buttons:
         raise PluginError(f"{src_uri}: mkdocs-jupyter's copy button has changed; update hooks/notebooks_after_i18n.py")
     lang = config.theme.get_env().get_template("partials/language.html").make_module({"config": config})
-    copy, copied = (html_module.escape(str(lang.t(key)).strip()) for key in ("clipboard.copy", "clipboard.copied"))
+    # Material's macro t(key): Jinja makes a template's macros attributes of its module when it runs it.
+    translate = vars(lang)["t"]
+    copy, copied = (html_module.escape(str(translate(key)).strip()) for key in ("clipboard.copy", "clipboard.copied"))
     html = html.replace(COPY_LABEL, f'aria-label="{copy}" title="{copy}"')
     return html.replace(COPIED, f'<span class="notice" hidden="">{copied}</span>')
 
 
-def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     """Give a notebook page's headings the explicit ids of its chapter page.
 
     mkdocs-jupyter derives heading ids from the heading text with an ASCII-only slug, so every Chinese
@@ -149,9 +157,9 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
             " run docs_tools/notebooks.py"
         )
     ids = iter(heading_ids)
-    renamed = []
+    renamed: list[tuple[str, str]] = []
 
-    def rename(match: re.Match) -> str:
+    def rename(match: re.Match[str]) -> str:
         new = next(ids)
         inner = re.sub(r'<a class="anchor-link".*?</a>', "", match["rest"].split(">", 1)[1].rsplit("</h", 1)[0])
         renamed.append((new, html_module.unescape(re.sub(r"<[^>]+>", "", inner)).strip()))
@@ -161,19 +169,21 @@ def on_page_content(html: str, page, config: MkDocsConfig, files: Files) -> str:
     html = HEADING.sub(rename, html)
     headings_in_order = iter(renamed)
 
-    def retitle(items) -> None:
+    def retitle(items: list[AnchorLink]) -> None:
         # The table of contents lists the same headings; mkdocs-jupyter's titles also lose inline code.
         for item in items:
             item.id, item.title = next(headings_in_order)
             retitle(item.children)
 
     retitle(page.toc.items)
-    # The notebook is generated from its chapter page: "edit this page" opens that page's source.
-    page.edit_url = config.edit_uri + metadata["source"].removeprefix("docs/")
+    # The notebook is generated from its chapter page: "edit this page" opens that page's source (without
+    # edit_uri in mkdocs.yml, MkDocs gives no page an edit link).
+    if config.edit_uri:
+        page.edit_url = config.edit_uri + metadata["source"].removeprefix("docs/")
     return html
 
 
-def on_page_context(context: dict, page, config: MkDocsConfig, nav) -> dict:
+def on_page_context(context: dict[str, Any], page: Page, config: MkDocsConfig, nav: Navigation) -> dict[str, Any]:
     # The "Open in Colab" button (overrides/main.html) links where the notebook's own first cell does.
     if getattr(page, "nb_url", None):
         context["colab_url"] = site_config.colab_url(f"docs/{page.file.src_uri}")

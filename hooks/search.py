@@ -29,6 +29,7 @@ from pathlib import Path
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
+from mkdocs_static_i18n.plugin import I18n
 
 #: Pages not indexed, as paths relative to the site (prefixes, in every language).
 NOT_INDEXED = ("notebooks/", "translation-status/", "404.html", "assets/")
@@ -132,7 +133,8 @@ def on_config(config: MkDocsConfig) -> None:
 
 @event_priority(-100)  # after every plugin has written its files
 def on_post_build(config: MkDocsConfig) -> None:
-    if config.plugins["i18n"].building:
+    i18n: I18n = config.plugins["i18n"]
+    if i18n.building:
         # mkdocs-static-i18n builds the other languages from within the first language's post_build, and
         # each of those builds ends here too: the site is indexed once, when the last of them has returned
         # (indexing it each time cost a build about 3.6 s).

@@ -17,12 +17,15 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import Files
+from mkdocs.structure.nav import Navigation
 from mkdocs.structure.pages import Page
 from mkdocs.utils import get_relative_url
+from mkdocs_static_i18n.plugin import I18n
 
 from docs_tools import records
 
@@ -31,7 +34,7 @@ MARKER = "<!-- translation-status -->"
 
 def _languages(config: MkDocsConfig) -> tuple[str, str, dict[str, str]]:
     """(the language being built, the default language, {locale: name} of every language)."""
-    i18n = config.plugins["i18n"]
+    i18n: I18n = config.plugins["i18n"]
     names = {language.locale: language.name for language in i18n.config.languages}
     return i18n.current_language, i18n.default_language, names
 
@@ -45,11 +48,11 @@ def _title(path: Path) -> str:
     return match.group(1) if match else path.stem
 
 
-def _nav_order(nav: list) -> dict[str, int]:
+def _nav_order(nav: list[Any]) -> dict[str, int]:
     """{page: its position in the navigation}, so the table lists pages the way the site does."""
     order: dict[str, int] = {}
 
-    def walk(items: list) -> None:
+    def walk(items: list[Any]) -> None:
         for item in items:
             value = next(iter(item.values())) if isinstance(item, dict) else item
             if isinstance(value, list):
@@ -105,7 +108,7 @@ def status_table(config: MkDocsConfig) -> str:
     lines += ["", "| " + " | ".join([text["page"], *(names[locale] for locale in locales)]) + " |"]
     lines.append("|---" * (len(locales) + 1) + "|")
     docs = Path(config.docs_dir)
-    order = _nav_order(config.nav)
+    order = _nav_order(config.nav or [])  # without a nav in mkdocs.yml, the pages in their paths' order
     for page, states in sorted(table.items(), key=lambda item: order.get(item[0], len(order))):
         shown = docs / current / page if (docs / current / page).exists() else docs / default / page
         cells = [_cell(states[locale], text) for locale in locales]
@@ -126,7 +129,7 @@ def _inline(title: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(title))
 
 
-def banner(page: Page, config: MkDocsConfig) -> dict | None:
+def banner(page: Page, config: MkDocsConfig) -> dict[str, Any] | None:
     """What the page's translation banner says and links to, or None for no banner."""
     current, default, _ = _languages(config)
     if current == default:
@@ -139,7 +142,7 @@ def banner(page: Page, config: MkDocsConfig) -> dict | None:
     if rest.as_posix() not in records.pages(docs):
         return None
     english = page.url.removeprefix(f"{current}/")
-    sections = []
+    sections: list[dict[str, str]] = []
     if source_locale == default:
         kind = "missing"  # i18n's English fallback for a page not translated yet
     else:
@@ -180,6 +183,6 @@ def banner(page: Page, config: MkDocsConfig) -> dict | None:
     }
 
 
-def on_page_context(context: dict, page: Page, config: MkDocsConfig, nav) -> dict:
+def on_page_context(context: dict[str, Any], page: Page, config: MkDocsConfig, nav: Navigation) -> dict[str, Any]:
     context["translation_banner"] = banner(page, config)
     return context

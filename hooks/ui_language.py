@@ -17,22 +17,26 @@ mkdocs-static-i18n translates them.
 from __future__ import annotations
 
 from copy import deepcopy
+from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+from mkdocs_static_i18n.plugin import I18n
 
 NOT_FOUND = "404.html"
 
 
-def on_page_markdown(markdown: str, page, config: MkDocsConfig, files) -> str:
+def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Files) -> str:
     # MkDocs hands mdx_configs to a new Markdown instance for every page, so this takes effect on this page.
     config.mdx_configs.setdefault("toc", {})["permalink_title"] = config.extra["permalink_title"]
     return markdown
 
 
-def on_template_context(context: dict, template_name: str, config: MkDocsConfig) -> dict:
+def on_template_context(context: dict[str, Any], template_name: str, config: MkDocsConfig) -> dict[str, Any]:
     if template_name != NOT_FOUND:
         return context
-    i18n = config.plugins["i18n"]
+    i18n: I18n = config.plugins["i18n"]
     # The language menu: each language's home page (i18n's own list, before any page changed it).
     config.extra["alternate"] = deepcopy(i18n.extra_alternate)
     homes = {alternate["lang"]: alternate["link"] for alternate in i18n.extra_alternate}
@@ -50,7 +54,7 @@ def on_template_context(context: dict, template_name: str, config: MkDocsConfig)
 
 def on_post_template(output: str, template_name: str, config: MkDocsConfig) -> str:
     """Only the default language's build writes 404.html (MkDocs skips a template that renders empty)."""
-    i18n = config.plugins["i18n"]
+    i18n: I18n = config.plugins["i18n"]
     if template_name == NOT_FOUND and i18n.current_language != i18n.default_language:
         return ""
     return output
