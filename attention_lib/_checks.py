@@ -1,7 +1,18 @@
 """Argument checks shared by every module.
 
-Each check raises ``TypeError`` or ``ValueError`` with a message that names the argument and says what
-was expected. They are plain ``if`` statements rather than ``assert`` so that ``python -O`` keeps them.
+Each check raises an exception whose message names the argument and says
+what was expected, and whose type says which kind of mistake it is, the same
+everywhere in the package:
+
+* ``TypeError``: the argument has the wrong type (not a tensor, not an
+  integer) or the wrong dtype (integer token ids where floats go, a float mask
+  where a boolean one goes);
+* ``ValueError``: the type is right but the value is not: a wrong rank, shape
+  or size, a number out of range, a tensor on another device, or options that
+  contradict each other.
+
+They are plain ``if`` statements rather than ``assert`` so that ``python -O``
+keeps them.
 """
 
 from __future__ import annotations
@@ -16,31 +27,32 @@ if TYPE_CHECKING:
 
 
 def check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    message = f"{name} must be a positive integer, got {value!r}"
+    # bool is a subclass of int, but True for a size is a mistake, not 1.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(message)
+    if value <= 0:
+        raise ValueError(message)
     return value
 
 
 def check_dropout(dropout: object) -> float:
-    if (
-        isinstance(dropout, bool)
-        or not isinstance(dropout, (int, float))
-        or not 0.0 <= dropout < 1.0
-    ):
-        raise ValueError(
-            f"dropout must be a probability in [0, 1), got {dropout!r}"
-        )
+    message = f"dropout must be a probability in [0, 1), got {dropout!r}"
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)):
+        raise TypeError(message)
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(message)
     return float(dropout)
 
 
-def check_divisible(d_out: int, num_heads: int) -> int:
-    """Return ``head_dim`` after checking that the heads split ``d_out`` evenly."""
-    if d_out % num_heads != 0:
+def check_divisible(name: str, size: int, num_heads: int) -> int:
+    """Return ``head_dim`` after checking that the heads split ``size`` evenly."""
+    if size % num_heads != 0:
         raise ValueError(
-            f"d_out must be divisible by num_heads, got d_out={d_out} and num_heads={num_heads} "
-            f"(d_out / num_heads = {d_out / num_heads:g})"
+            f"{name} must be divisible by num_heads, got {name}={size} and num_heads={num_heads} "
+            f"({name} / num_heads = {size / num_heads:g})"
         )
-    return d_out // num_heads
+    return size // num_heads
 
 
 def check_tensor(
@@ -50,13 +62,17 @@ def check_tensor(
     last_dim: int | None = None,
     allow_unbatched: bool = False,
     like: torch.nn.Module | None = None,
+    any_leading: bool = False,
 ) -> torch.Tensor:
     """Check that ``x`` is a floating-point tensor laid out as ``dims``.
 
-    ``dims`` names the dimensions, e.g. ``("batch", "num_tokens", "d_in")``; with ``allow_unbatched``
-    the leading batch dimension may be missing. ``last_dim`` is the required size of the last one.
-    ``like``, the module ``x`` goes into: ``x`` must have its weights' dtype and device, which its layers
-    would otherwise refuse with a message that names neither.
+    ``dims`` names the dimensions, e.g. ``("batch", "num_tokens", "d_in")``;
+    with ``allow_unbatched`` the leading batch dimension may be missing, and
+    with ``any_leading`` any number of leading dimensions (batch, heads) may
+    come before ``dims``. ``last_dim`` is the required size of the last one.
+    ``like``, the module ``x`` goes into: ``x`` must have its weights' dtype
+    and device, which its layers would otherwise refuse with a message that
+    names neither.
     """
     if not isinstance(x, torch.Tensor):
         raise TypeError(
@@ -67,8 +83,13 @@ def check_tensor(
             f"{name} must be a floating-point tensor (e.g. torch.float32), got dtype {x.dtype}; "
             f"token ids must go through an embedding layer first"
         )
+    if any_leading and x.dim() < len(dims):
+        raise ValueError(
+            f"{name} must be a tensor of shape (..., {', '.join(dims)}) with at least "
+            f"{len(dims)} dimensions, got a {x.dim()}-D tensor of shape {tuple(x.shape)}"
+        )
     ranks = (len(dims) - 1, len(dims)) if allow_unbatched else (len(dims),)
-    if x.dim() not in ranks:
+    if not any_leading and x.dim() not in ranks:
         layout = ", ".join(dims)
         rank_text = " or ".join(f"{r}-D" for r in ranks)
         raise ValueError(
@@ -102,6 +123,25 @@ def _autocast(device_type: str) -> bool:
         return torch.is_autocast_enabled() or torch.is_autocast_cpu_enabled()
     except RuntimeError:  # a device without autocast, such as meta
         return False
+
+
+def check_qkv(
+    queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
+) -> None:
+    """Check that queries, keys and values are 3-D and agree in batch size and number of keys."""
+    check_tensor("queries", queries, ("batch", "num_queries", "query_size"))
+    check_tensor("keys", keys, ("batch", "num_keys", "key_size"))
+    check_tensor("values", values, ("batch", "num_keys", "value_size"))
+    if not queries.shape[0] == keys.shape[0] == values.shape[0]:
+        raise ValueError(
+            f"queries, keys and values must have the same batch size, got "
+            f"{queries.shape[0]}, {keys.shape[0]} and {values.shape[0]}"
+        )
+    if keys.shape[1] != values.shape[1]:
+        raise ValueError(
+            f"keys and values must have the same number of positions (one value per key), got "
+            f"{keys.shape[1]} and {values.shape[1]}"
+        )
 
 
 def check_num_tokens(num_tokens: int, context_length: int) -> None:
@@ -144,10 +184,29 @@ def check_valid_lens(
     return valid_lens
 
 
-def check_mask(
-    name: str, mask: object, shape: Sequence[int], exact: bool = False
-) -> torch.Tensor:
-    """Check a boolean mask of exactly ``shape``, or (by default) one that broadcasts to ``shape``."""
+def valid_lens_mask(
+    valid_lens: torch.Tensor | None, queries: torch.Tensor, keys: torch.Tensor
+) -> torch.Tensor | None:
+    """The padding mask for ``valid_lens``, checked against queries and keys.
+
+    Returns:
+        ``None`` when ``valid_lens`` is ``None``; else a boolean mask, True at
+        the padding, ``(batch, 1, num_keys)`` for ``(batch,)`` lengths and
+        ``(batch, num_queries, num_keys)`` for ``(batch, num_queries)`` ones
+        ([`padding_mask`][attention_lib.masks.padding_mask]).
+    """
+    from .masks import padding_mask  # the masks module imports these checks
+
+    if valid_lens is None:
+        return None
+    check_valid_lens(
+        valid_lens, queries.shape[0], queries.shape[1], keys.shape[1]
+    )
+    return padding_mask(valid_lens.to(queries.device), keys.shape[1])
+
+
+def check_boolean(name: str, mask: object) -> torch.Tensor:
+    """Check that ``mask`` is a boolean tensor, of any shape."""
     if not isinstance(mask, torch.Tensor):
         raise TypeError(
             f"{name} must be a torch.Tensor, got {type(mask).__name__}"
@@ -156,6 +215,14 @@ def check_mask(
         raise TypeError(
             f"{name} must be a boolean tensor (True = masked out), got dtype {mask.dtype}"
         )
+    return mask
+
+
+def check_mask(
+    name: str, mask: object, shape: Sequence[int], exact: bool = False
+) -> torch.Tensor:
+    """Check a boolean mask of exactly ``shape``, or (by default) one that broadcasts to ``shape``."""
+    mask = check_boolean(name, mask)
     if exact:
         if tuple(mask.shape) != tuple(shape):
             raise ValueError(
@@ -213,10 +280,15 @@ def check_cache_update(
                 f"{name} must have shape (batch={b}, num_kv_heads={h}, num_tokens, head_dim={head_dim}) "
                 f"to fit the cache, got {tuple(new.shape)}: a cache serves one layer and one batch"
             )
-        if new.dtype != buffer.dtype or new.device != buffer.device:
+        if new.dtype != buffer.dtype:
             raise TypeError(
-                f"{name} must have the cache's dtype and device, {buffer.dtype} on {buffer.device}, got "
-                f"{new.dtype} on {new.device}: create the cache with the layer's dtype and device"
+                f"{name} must have the cache's dtype, {buffer.dtype}, got {new.dtype}: "
+                f"create the cache with the layer's dtype"
+            )
+        if new.device != buffer.device:
+            raise ValueError(
+                f"{name} must be on the cache's device, {buffer.device}, got {new.device}: "
+                f"create the cache on the layer's device"
             )
     if (
         not cache.static_shapes

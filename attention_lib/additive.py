@@ -5,8 +5,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_dropout, check_positive_int
-from .dot_product import check_qkv, valid_lens_mask
+from ._checks import (
+    check_dropout,
+    check_positive_int,
+    check_qkv,
+    valid_lens_mask,
+)
 from .masks import masked_softmax
 from .scoring import additive_scores
 
@@ -16,9 +20,8 @@ class AdditiveAttention(nn.Module):
     """Additive attention with valid lengths (*Dive into Deep Learning*); keeps the last weights.
 
     The score of a query ``q`` and key ``k`` is ``w_vᵀ tanh(W_q q + W_k k)``
-    ([`additive_scores`][attention_lib.scoring.additive_scores]). Layers are created in the book's order ``W_k``,
-    ``W_q``, ``w_v``, all
-    without bias.
+    ([`additive_scores`][attention_lib.scoring.additive_scores]). Layers are
+    created in the book's order ``W_k``, ``W_q``, ``w_v``, all without bias.
 
     Args:
         key_size: size of each key.
@@ -30,9 +33,11 @@ class AdditiveAttention(nn.Module):
         - Input ``queries``: ``(batch, num_queries, query_size)``.
         - Input ``keys``: ``(batch, num_keys, key_size)``.
         - Input ``values``: ``(batch, num_keys, value_size)``.
-        - Input ``valid_lens``: ``(batch,)`` or ``(batch, num_queries)``, or ``None``.
+        - Input ``valid_lens``: ``(batch,)`` or ``(batch, num_queries)``, or
+          ``None``.
         - Output: ``(batch, num_queries, value_size)``.
-        - Attribute ``attention_weights``: ``(batch, num_queries, num_keys)``, before dropout.
+        - Attribute ``attention_weights``: ``(batch, num_queries,
+          num_keys)``, before dropout.
     """
 
     attention_weights: torch.Tensor | None
@@ -57,6 +62,7 @@ class AdditiveAttention(nn.Module):
         values: torch.Tensor,
         valid_lens: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """Context vectors, ``(batch, num_queries, value_size)``; keeps the weights."""
         check_qkv(queries, keys, values)
         mask = valid_lens_mask(valid_lens, queries, keys)
         attn_scores = additive_scores(

@@ -74,6 +74,7 @@ class CausalAttention(nn.Module):
         refill_causal_mask(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Causal context vectors of ``x``, ``(batch, num_tokens, d_out)``."""
         check_tensor(
             "x",
             x,

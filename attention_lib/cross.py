@@ -42,6 +42,7 @@ class CrossAttention(nn.Module):
         self.W_value = nn.Parameter(torch.rand(d_in, d_out_v))
 
     def forward(self, x_1: torch.Tensor, x_2: torch.Tensor) -> torch.Tensor:
+        """Context vectors of ``x_1``'s queries over ``x_2``, ``(..., num_queries, d_out_v)``."""
         dims = ("batch", "num_tokens", "d_in")
         check_tensor(
             "x_1",

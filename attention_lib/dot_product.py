@@ -10,39 +10,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_dropout, check_tensor, check_valid_lens
-from .masks import masked_softmax, padding_mask
-
-
-def check_qkv(
-    queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
-) -> None:
-    """Check that queries, keys and values are 3-D and agree in batch size and number of keys."""
-    check_tensor("queries", queries, ("batch", "num_queries", "query_size"))
-    check_tensor("keys", keys, ("batch", "num_keys", "key_size"))
-    check_tensor("values", values, ("batch", "num_keys", "value_size"))
-    if not queries.shape[0] == keys.shape[0] == values.shape[0]:
-        raise ValueError(
-            f"queries, keys and values must have the same batch size, got "
-            f"{queries.shape[0]}, {keys.shape[0]} and {values.shape[0]}"
-        )
-    if keys.shape[1] != values.shape[1]:
-        raise ValueError(
-            f"keys and values must have the same number of positions (one value per key), got "
-            f"{keys.shape[1]} and {values.shape[1]}"
-        )
-
-
-def valid_lens_mask(
-    valid_lens: torch.Tensor | None, queries: torch.Tensor, keys: torch.Tensor
-) -> torch.Tensor | None:
-    """The padding mask for ``valid_lens`` after checking it against the queries and keys."""
-    if valid_lens is None:
-        return None
-    check_valid_lens(
-        valid_lens, queries.shape[0], queries.shape[1], keys.shape[1]
-    )
-    return padding_mask(valid_lens.to(queries.device), keys.shape[1])
+from ._checks import check_dropout, check_qkv, valid_lens_mask
+from .masks import masked_softmax
 
 
 # --8<-- [start:DotProductAttention]
@@ -79,6 +48,7 @@ class DotProductAttention(nn.Module):
         values: torch.Tensor,
         valid_lens: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """Context vectors, ``(batch, num_queries, value_size)``; keeps the weights."""
         check_qkv(queries, keys, values)
         if queries.shape[-1] != keys.shape[-1]:
             raise ValueError(

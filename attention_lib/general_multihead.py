@@ -5,8 +5,13 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_divisible, check_positive_int, check_valid_lens
-from .dot_product import DotProductAttention, check_qkv
+from ._checks import (
+    check_divisible,
+    check_positive_int,
+    check_qkv,
+    check_valid_lens,
+)
+from .dot_product import DotProductAttention
 from .heads import transpose_output, transpose_qkv
 
 
@@ -63,7 +68,7 @@ class GeneralMultiHeadAttention(nn.Module):
             check_positive_int(name, size)
         check_positive_int("num_hiddens", num_hiddens)
         self.num_heads = check_positive_int("num_heads", num_heads)
-        check_divisible(num_hiddens, num_heads)
+        check_divisible("num_hiddens", num_hiddens, num_heads)
         self.attention = DotProductAttention(dropout)
         self.W_q = nn.Linear(query_size, num_hiddens, bias=bias)
         self.W_k = nn.Linear(key_size, num_hiddens, bias=bias)
@@ -81,6 +86,7 @@ class GeneralMultiHeadAttention(nn.Module):
         values: torch.Tensor,
         valid_lens: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """Context vectors of all heads, mixed: ``(batch, num_queries, num_hiddens)``."""
         check_qkv(queries, keys, values)
         if valid_lens is not None:
             # Checked here, against the caller's shapes, before the heads are

@@ -39,10 +39,10 @@ class GroupedQueryAttention(nn.Module):
     only ``num_kv_groups`` key heads and value heads: each serves
     ``group_size = num_heads // num_kv_groups`` consecutive query heads (query
     heads ``0 .. group_size - 1`` use key/value head 0, and so on).
-    ``num_kv_groups=1`` is multi-query attention (MQA), ``num_kv_groups=num_heads``
-    is multi-head attention. ``W_key`` and ``W_value`` are ``num_heads /
-    num_kv_groups`` times smaller than in multi-head attention, and so is the
-    KV cache.
+    ``num_kv_groups=1`` is multi-query attention (MQA),
+    ``num_kv_groups=num_heads`` is multi-head attention. ``W_key`` and
+    ``W_value`` are ``num_heads / num_kv_groups`` times smaller than in
+    multi-head attention, and so is the KV cache.
 
     The signature, the order in which the parameters are created (``W_key``,
     ``W_value``, ``W_query``, ``out_proj`` without bias) and the cache API
@@ -51,9 +51,9 @@ class GroupedQueryAttention(nn.Module):
     (``ch04/04_gqa``), so the same seed gives the same module; unlike it, a
     call without ``use_cache`` keeps the cache. (The book's Llama 3 and Qwen3
     chapters use ``(d_in, d_out, num_heads, num_kv_groups, dtype)``, without
-    dropout.) There is no ``context_length`` and no
-    mask buffer: the causal mask is built for each forward, aligned
-    bottom-right when the cache holds earlier tokens. With ``cache=`` a
+    dropout.) There is no ``context_length`` and no mask buffer: the causal
+    mask is built for each forward, aligned bottom-right when the cache holds
+    earlier tokens. With ``cache=`` a
     [`StaticKVCache`][attention_lib.static_cache.StaticKVCache] of
     ``num_kv_groups`` heads holds the keys and values instead (not with
     ``use_cache=True``).
@@ -102,7 +102,7 @@ class GroupedQueryAttention(nn.Module):
         self.d_in = check_positive_int("d_in", d_in)
         self.d_out = check_positive_int("d_out", d_out)
         self.num_heads = check_positive_int("num_heads", num_heads)
-        self.head_dim = check_divisible(d_out, num_heads)
+        self.head_dim = check_divisible("d_out", d_out, num_heads)
         self.group_size = check_kv_groups(num_heads, num_kv_groups)
         self.num_kv_groups = num_kv_groups
         self.use_sdpa = use_sdpa
@@ -126,6 +126,7 @@ class GroupedQueryAttention(nn.Module):
         *,
         cache: StaticKVCache | None = None,
     ) -> torch.Tensor:
+        """Causal context vectors of ``x``, ``(batch, num_tokens, d_out)``."""
         check_tensor(
             "x",
             x,

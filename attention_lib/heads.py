@@ -35,7 +35,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     check_tensor("x", x, ("batch", "num_tokens", "d_out"))
     check_positive_int("num_heads", num_heads)
     b, num_tokens, d_out = x.shape
-    head_dim = check_divisible(d_out, num_heads)
+    head_dim = check_divisible("d_out", d_out, num_heads)
     # (b, num_tokens, d_out) -> (b, num_tokens, num_heads, head_dim)
     x = x.view(b, num_tokens, num_heads, head_dim)
     # (b, num_tokens, num_heads, head_dim)
@@ -85,7 +85,7 @@ def transpose_qkv(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     check_tensor("x", x, ("batch", "num_tokens", "num_hiddens"))
     check_positive_int("num_heads", num_heads)
     b, num_tokens, num_hiddens = x.shape
-    head_dim = check_divisible(num_hiddens, num_heads)
+    head_dim = check_divisible("num_hiddens", num_hiddens, num_heads)
     # (b, t, num_hiddens) -> (b, t, num_heads, head_dim)
     x = x.reshape(b, num_tokens, num_heads, head_dim)
     # (b, t, num_heads, head_dim) -> (b, num_heads, t, head_dim)

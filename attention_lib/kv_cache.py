@@ -58,6 +58,9 @@ def append_to_cache(
 
 
 def clear_cache(module: HasKVCache, incompatible_keys: object = None) -> None:
-    """Empty ``module``'s cache. Also a ``load_state_dict`` post-hook: new weights make the cached
-    keys and values stale (``incompatible_keys`` is ignored)."""
+    """Empty ``module``'s cache.
+
+    Also a ``load_state_dict`` post-hook: new weights make the cached keys and
+    values stale (``incompatible_keys`` is ignored).
+    """
     module.cache_k, module.cache_v = None, None

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import torch
 
-from ._checks import check_mask, check_positive_int, check_valid_lens
+from ._checks import (
+    check_boolean,
+    check_mask,
+    check_positive_int,
+    check_valid_lens,
+)
 
 
 def causal_mask(
@@ -106,17 +111,14 @@ def padding_mask(valid_lens: torch.Tensor, num_keys: int) -> torch.Tensor:
         lengths, so that either broadcasts over scores of shape ``(batch, num_queries, num_keys)``.
     """
     check_positive_int("num_keys", num_keys)
-    if not isinstance(valid_lens, torch.Tensor) or valid_lens.dim() not in (
-        1,
-        2,
-    ):
-        shape = (
-            tuple(valid_lens.shape)
-            if isinstance(valid_lens, torch.Tensor)
-            else type(valid_lens)
+    if not isinstance(valid_lens, torch.Tensor):
+        raise TypeError(
+            f"valid_lens must be a torch.Tensor, got {type(valid_lens).__name__}"
         )
+    if valid_lens.dim() not in (1, 2):
         raise ValueError(
-            f"valid_lens must be a tensor of shape (batch,) or (batch, num_queries), got {shape}"
+            f"valid_lens must be a tensor of shape (batch,) or (batch, num_queries), "
+            f"got {tuple(valid_lens.shape)}"
         )
     num_queries = valid_lens.shape[1] if valid_lens.dim() == 2 else 1
     check_valid_lens(valid_lens, valid_lens.shape[0], num_queries, num_keys)
@@ -146,21 +148,24 @@ def masked_softmax(
 ) -> torch.Tensor:
     """Softmax over ``dim`` that gives masked positions exactly zero weight.
 
-    Masked scores are replaced by [`masked_fill_value`][attention_lib.masks.masked_fill_value] before the softmax,
-    and the masked
-    weights are set to exactly 0 afterwards. A row in which every position is masked therefore comes
-    out as all zeros, never ``nan``, in every floating dtype; its gradient is zero as well.
+    Masked scores are replaced by
+    [`masked_fill_value`][attention_lib.masks.masked_fill_value] before the
+    softmax, and the masked weights are set to exactly 0 afterwards. A row in
+    which every position is masked therefore comes out as all zeros, never
+    ``nan``, in every floating dtype; its gradient is zero as well.
 
     Args:
-        attn_scores: attention scores of any shape, typically ``(batch, num_queries, num_keys)`` or
-            ``(batch, num_heads, num_queries, num_keys)``.
-        mask: boolean tensor that broadcasts to ``attn_scores``; True = masked out. ``None`` gives the
-            plain softmax.
+        attn_scores: attention scores of any shape, typically ``(batch,
+            num_queries, num_keys)`` or ``(batch, num_heads, num_queries,
+            num_keys)``.
+        mask: boolean tensor that broadcasts to ``attn_scores``; True = masked
+            out. ``None`` gives the plain softmax.
         dim: the dimension to normalize, the keys by default.
 
     Returns:
-        Attention weights of the same shape and dtype as ``attn_scores``; unmasked weights along
-        ``dim`` sum to 1 (or the row is all zeros if everything was masked).
+        Attention weights of the same shape and dtype as ``attn_scores``;
+        unmasked weights along ``dim`` sum to 1 (or the row is all zeros if
+        everything was masked).
     """
     if mask is None:
         return torch.softmax(attn_scores, dim=dim)
@@ -186,8 +191,4 @@ def to_sdpa_mask(mask: torch.Tensor) -> torch.Tensor:
     Returns:
         Boolean tensor of the same shape, True = may attend.
     """
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"mask must be a boolean tensor (True = masked out), got dtype {mask.dtype}"
-        )
-    return mask.logical_not()
+    return check_boolean("mask", mask).logical_not()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, overload
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -68,6 +70,7 @@ class MultiHeadAttentionWrapper(nn.Module):
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The heads' context vectors side by side, ``(batch, num_tokens, num_heads * d_out)``."""
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
 
@@ -120,10 +123,11 @@ class MultiHeadAttention(nn.Module):
     dict and ``reset_parameters()`` empty it too. ``use_cache`` and
     ``key_padding_mask`` do not go together.
 
-    With ``cache=`` a [`StaticKVCache`][attention_lib.static_cache.StaticKVCache]
-    (allocated once, written in place, for CUDA graphs) holds the keys and
-    values instead, and the module's own cache is left alone; it does not go
-    with ``use_cache=True`` or ``key_padding_mask`` either.
+    With ``cache=`` a
+    [`StaticKVCache`][attention_lib.static_cache.StaticKVCache] (allocated
+    once, written in place, for CUDA graphs) holds the keys and values instead,
+    and the module's own cache is left alone; it does not go with
+    ``use_cache=True`` or ``key_padding_mask`` either.
 
     Args:
         d_in: size of each input vector.
@@ -173,7 +177,7 @@ class MultiHeadAttention(nn.Module):
         self.d_in = check_positive_int("d_in", d_in)
         self.d_out = check_positive_int("d_out", d_out)
         self.num_heads = check_positive_int("num_heads", num_heads)
-        self.head_dim = check_divisible(d_out, num_heads)
+        self.head_dim = check_divisible("d_out", d_out, num_heads)
         self.context_length = check_positive_int(
             "context_length", context_length
         )
@@ -204,6 +208,42 @@ class MultiHeadAttention(nn.Module):
     def reset_cache(self) -> None:
         clear_cache(self)
 
+    # For type checkers (the package ships py.typed): need_weights=True adds
+    # the weights to what forward returns, and a flag known only at run time
+    # may give either.
+    @overload
+    def forward(
+        self,
+        x: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        need_weights: Literal[False] = False,
+        *,
+        use_cache: bool = False,
+        cache: StaticKVCache | None = None,
+    ) -> torch.Tensor: ...
+
+    @overload
+    def forward(
+        self,
+        x: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        *,
+        need_weights: Literal[True],
+        use_cache: bool = False,
+        cache: StaticKVCache | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+    @overload
+    def forward(
+        self,
+        x: torch.Tensor,
+        key_padding_mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+        *,
+        use_cache: bool = False,
+        cache: StaticKVCache | None = None,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]: ...
+
     def forward(
         self,
         x: torch.Tensor,
@@ -213,6 +253,7 @@ class MultiHeadAttention(nn.Module):
         use_cache: bool = False,
         cache: StaticKVCache | None = None,
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """Context vectors of ``x``, ``(batch, num_tokens, d_out)``; with ``need_weights``, the weights too."""
         check_tensor(
             "x",
             x,
@@ -314,6 +355,11 @@ class MultiHeadAttention(nn.Module):
         if need_weights:
             return context_vec, attn_weights
         return context_vec
+
+    if TYPE_CHECKING:
+        # mha(x, ...) as typed as mha.forward(x, ...): torch annotates
+        # nn.Module.__call__ as returning Any.
+        __call__ = forward
 
 
 # --8<-- [end:MultiHeadAttention]

@@ -16,8 +16,10 @@ from .multihead import MultiHeadAttention
 
 # --8<-- [start:PreviousTokens]
 class PreviousTokens(nn.Module):
-    """Token and position embeddings, one causal ``MultiHeadAttention`` and a
-    read-out that predicts the tokens one and two places back.
+    """A model that names the tokens one and two places back.
+
+    Token and position embeddings, one causal ``MultiHeadAttention`` and a
+    read-out with two predictions per position.
 
     Args:
         vocab_size: number of different tokens.
@@ -55,11 +57,16 @@ class PreviousTokens(nn.Module):
     def forward(
         self, token_ids: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        if token_ids.dim() != 2 or token_ids.is_floating_point():
+        """Logits ``(batch, num_tokens, 2, vocab_size)`` and the attention weights."""
+        if token_ids.dtype not in (torch.int64, torch.int32):
+            raise TypeError(
+                "token_ids must be an integer tensor (torch.int64 or "
+                f"torch.int32), got dtype {token_ids.dtype}"
+            )
+        if token_ids.dim() != 2:
             raise ValueError(
-                "token_ids must be a 2-D integer tensor of shape (batch, "
-                f"num_tokens), got dtype {token_ids.dtype} and shape "
-                f"{tuple(token_ids.shape)}"
+                "token_ids must be a 2-D tensor of shape (batch, num_tokens), "
+                f"got shape {tuple(token_ids.shape)}"
             )
         num_tokens = token_ids.shape[1]
         check_num_tokens(num_tokens, self.context_length)
@@ -76,8 +83,7 @@ class PreviousTokens(nn.Module):
 def previous_tokens_loss(
     model: PreviousTokens, token_ids: torch.Tensor
 ) -> torch.Tensor:
-    """The task's cross-entropy: from position 2 on, name the tokens one and
-    two places back.
+    """The task's cross-entropy: from position 2 on, the tokens 1 and 2 back.
 
     Args:
         model: the model to score.
@@ -102,8 +108,9 @@ def previous_tokens_loss(
 def train_previous_tokens(
     model: PreviousTokens, steps: int = 300, seed: int = 0
 ) -> float:
-    """Train ``model`` in place with Adam on fresh random batches of 64
-    sequences of ``context_length`` tokens.
+    """Train ``model`` in place with Adam, on a new random batch each step.
+
+    Each batch holds 64 sequences of ``context_length`` tokens.
 
     Args:
         model: the model to train.

@@ -1,8 +1,8 @@
 """Scoring functions: how well each query matches each key.
 
-All functions take queries of shape ``(..., num_queries, d)`` and keys of shape
-``(..., num_keys, d_k)`` and return scores of shape ``(..., num_queries, num_keys)``; the leading
-dimensions (batch, heads) broadcast.
+All functions take queries of shape ``(..., num_queries, d_q)`` and keys of
+shape ``(..., num_keys, d_k)`` and return scores of shape ``(..., num_queries,
+num_keys)``; the leading dimensions (batch, heads) broadcast.
 """
 
 from __future__ import annotations
@@ -12,25 +12,31 @@ import math
 import torch
 import torch.nn.functional as F
 
+from ._checks import check_tensor
+
 
 def _check_pair(
-    queries: torch.Tensor, keys: torch.Tensor, same_size: bool
+    queries: torch.Tensor, keys: torch.Tensor, sizes: tuple[str, str]
 ) -> None:
-    for name, x in (("queries", queries), ("keys", keys)):
-        if (
-            not isinstance(x, torch.Tensor)
-            or not x.is_floating_point()
-            or x.dim() < 2
-        ):
-            raise TypeError(
-                f"{name} must be a floating-point tensor of shape (..., num_tokens, d) with at least "
-                f"2 dimensions, got {x.dtype if isinstance(x, torch.Tensor) else type(x).__name__}"
-                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else ''}"
-            )
-    if same_size and queries.shape[-1] != keys.shape[-1]:
+    """Check queries and keys whose last dimensions are named ``sizes``."""
+    query_size, key_size = sizes
+    check_tensor(
+        "queries", queries, ("num_queries", query_size), any_leading=True
+    )
+    check_tensor("keys", keys, ("num_keys", key_size), any_leading=True)
+
+
+def _check_weight(
+    name: str,
+    weight: torch.Tensor,
+    dims: tuple[str, str],
+    shape: tuple[int, int],
+) -> None:
+    """Check a 2-D weight whose dimensions ``dims`` must have sizes ``shape``."""
+    check_tensor(name, weight, dims)
+    if tuple(weight.shape) != shape:
         raise ValueError(
-            f"queries and keys must have the same last dimension for a dot product, got "
-            f"{queries.shape[-1]} and {keys.shape[-1]}"
+            f"{name} must have shape ({', '.join(dims)}) = {shape}, got {tuple(weight.shape)}"
         )
 
 
@@ -46,7 +52,12 @@ def dot_product_scores(
     Returns:
         Scores of shape ``(..., num_queries, num_keys)``.
     """
-    _check_pair(queries, keys, same_size=True)
+    _check_pair(queries, keys, ("d", "d"))
+    if queries.shape[-1] != keys.shape[-1]:
+        raise ValueError(
+            f"queries and keys must have the same last dimension (d) for a dot product, got "
+            f"{queries.shape[-1]} and {keys.shape[-1]}"
+        )
     return queries @ keys.transpose(-2, -1)
 
 
@@ -81,11 +92,9 @@ def general_scores(
     Returns:
         Scores of shape ``(..., num_queries, num_keys)``.
     """
-    _check_pair(queries, keys, same_size=False)
-    if W.shape != (queries.shape[-1], keys.shape[-1]):
-        raise ValueError(
-            f"W must have shape (d_q, d_k) = ({queries.shape[-1]}, {keys.shape[-1]}), got {tuple(W.shape)}"
-        )
+    _check_pair(queries, keys, ("d_q", "d_k"))
+    d_q, d_k = queries.shape[-1], keys.shape[-1]
+    _check_weight("W", W, ("d_q", "d_k"), (d_q, d_k))
     return (queries @ W) @ keys.transpose(-2, -1)
 
 
@@ -111,18 +120,17 @@ def additive_scores(
     Returns:
         Scores of shape ``(..., num_queries, num_keys)``.
     """
-    _check_pair(queries, keys, same_size=False)
+    _check_pair(queries, keys, ("query_size", "key_size"))
+    # W_q fixes num_hiddens; the other weights must agree with it.
+    check_tensor("W_q", W_q, ("num_hiddens", "query_size"))
     num_hiddens = W_q.shape[0]
-    expected = {
-        "W_q": (num_hiddens, queries.shape[-1]),
-        "W_k": (num_hiddens, keys.shape[-1]),
-        "w_v": (1, num_hiddens),
-    }
-    for name, weight in (("W_q", W_q), ("W_k", W_k), ("w_v", w_v)):
-        if tuple(weight.shape) != expected[name]:
-            raise ValueError(
-                f"{name} must have shape {expected[name]}, got {tuple(weight.shape)}"
-            )
+    expected = (
+        ("W_q", W_q, ("num_hiddens", "query_size"), queries.shape[-1]),
+        ("W_k", W_k, ("num_hiddens", "key_size"), keys.shape[-1]),
+    )
+    for name, weight, dims, size in expected:
+        _check_weight(name, weight, dims, (num_hiddens, size))
+    _check_weight("w_v", w_v, ("1", "num_hiddens"), (1, num_hiddens))
     # (..., q, h) -> (..., q, 1, h)
     query_features = F.linear(queries, W_q).unsqueeze(-2)
     # (..., k, h) -> (..., 1, k, h)

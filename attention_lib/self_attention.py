@@ -45,6 +45,7 @@ class SelfAttentionV1(nn.Module):
         self.W_value = nn.Parameter(torch.rand(d_in, self.d_out_v))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Context vectors of ``x``, ``(..., num_tokens, d_out_v)``."""
         check_tensor(
             "x",
             x,
@@ -102,6 +103,7 @@ class SelfAttentionV2(nn.Module):
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Context vectors of ``x``, ``(..., num_tokens, d_out)``."""
         check_tensor(
             "x",
             x,

@@ -51,11 +51,39 @@ INTERACTIVE = re.compile(r'<div data-(?P<kind>attention-explorer|stride-tracer)=
 INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
 
 
-def _docstring_lines(source: str) -> set[int]:
-    """The line numbers (1-based) of every docstring in ``source``, and of the blank line after a function's."""
+def _is_overload(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        (isinstance(d, ast.Name) and d.id == "overload") or (isinstance(d, ast.Attribute) and d.attr == "overload")
+        for d in node.decorator_list
+    )
+
+
+def _is_type_checking_block(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _hidden_lines(source: str) -> set[int]:
+    """The line numbers (1-based) a page does not show of ``source``: every docstring (and the blank line after a
+    function's), and what only a type checker reads: the ``@overload`` signatures, an ``if TYPE_CHECKING:``
+    block, each with the comment lines right above it and the blank line after it."""
     lines = source.splitlines()
     hidden: set[int] = set()
+
+    def hide(first: int, last: int) -> None:
+        while first > 1 and lines[first - 2].strip().startswith("#"):
+            first -= 1  # the comment that introduces it
+        hidden.update(range(first, last + 1))
+        if last < len(lines) and not lines[last].strip():
+            hidden.add(last + 1)
+
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt) and (_is_overload(node) or _is_type_checking_block(node)):
+            decorators = getattr(node, "decorator_list", [])
+            hide(min([node.lineno, *(d.lineno for d in decorators)]), node.end_lineno or node.lineno)
+            continue
         if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
             continue
         first = node.body[0]
@@ -74,8 +102,8 @@ def _docstring_lines(source: str) -> set[int]:
 
 def library_section(include: str, root: Path) -> tuple[Path, list[tuple[int, str]]]:
     """What the include line ``include`` shows: the library file, and the section's lines with their line
-    numbers in the file, dedented, and without docstrings. A page shows the code as nanoGPT reads, and the
-    API reference (mkdocstrings) shows the docstrings."""
+    numbers in the file, dedented, without docstrings and what only a type checker reads. A page shows the
+    code as nanoGPT reads, and the API reference (mkdocstrings) shows the docstrings and signatures."""
     match = INCLUDE.match(include)
     if match is None:
         raise ValueError(f'include: expected a line --8<-- "path:Name", got {include!r}')
@@ -92,7 +120,7 @@ def library_section(include: str, root: Path) -> tuple[Path, list[tuple[int, str
             f"{include.strip()}: {match['path']} needs one '# --8<-- [start:{name}]' line and one "
             f"'# --8<-- [end:{name}]' line after it"
         )
-    hidden = _docstring_lines(source)
+    hidden = _hidden_lines(source)
     numbered = [(number, lines[number - 1]) for number in range(markers[0] + 2, markers[1] + 1) if number not in hidden]
     dedented = textwrap.dedent("\n".join(text for _, text in numbered)).split("\n")
     return path, [(number, text) for (number, _), text in zip(numbered, dedented, strict=True)]

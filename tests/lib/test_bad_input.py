@@ -24,19 +24,31 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "general mha num_hiddens % num_heads": (
         lambda: al.GeneralMultiHeadAttention(4, 4, 4, 10, 3, 0.0),
         ValueError,
-        r"divisible by num_heads",
+        r"num_hiddens must be divisible by num_heads, got num_hiddens=10 and num_heads=3",
     ),
     "split_heads d_out % num_heads": (
         lambda: al.split_heads(torch.randn(1, 2, 5), 2),
         ValueError,
-        r"divisible by num_heads",
+        r"d_out must be divisible by num_heads, got d_out=5",
+    ),
+    "transpose_qkv num_hiddens % num_heads": (
+        lambda: al.transpose_qkv(torch.randn(1, 2, 5), 2),
+        ValueError,
+        r"num_hiddens must be divisible by num_heads, got num_hiddens=5 and num_heads=2",
     ),
     "zero heads": (
         lambda: al.MultiHeadAttention(3, 4, 4, 0.0, num_heads=0),
         ValueError,
         r"num_heads must be a positive integer, got 0",
     ),
-    "float size": (lambda: al.SelfAttentionV1(3.0, 2), ValueError, r"d_in must be a positive integer, got 3.0"),  # type: ignore[arg-type]
+    # a size of the wrong type is a TypeError, a size of the right type but out of range a ValueError
+    "float size": (lambda: al.SelfAttentionV1(3.0, 2), TypeError, r"d_in must be a positive integer, got 3.0"),  # type: ignore[arg-type]
+    "bool size": (lambda: al.SelfAttentionV1(True, 2), TypeError, r"d_in must be a positive integer, got True"),
+    "gqa with the Llama signature's dtype": (
+        lambda: al.GroupedQueryAttention(3, 4, 0.0, 2, torch.bfloat16),  # type: ignore[arg-type]
+        TypeError,
+        r"num_kv_groups must be a positive integer, got torch.bfloat16",
+    ),
     # an input the module's weights do not match: dtype, device; the book's positional use_cache
     "mha float64 input": (
         lambda: al.MultiHeadAttention(3, 4, 4, 0.0, 2)(X.double()),
@@ -113,14 +125,54 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     "additive weight shape": (
         lambda: al.additive_scores(Q, K, torch.randn(3, 4), torch.randn(3, 5), torch.randn(1, 3)),
         ValueError,
-        r"W_k must have shape \(3, 4\), got \(3, 5\)",
+        r"W_k must have shape \(num_hiddens, key_size\) = \(3, 4\), got \(3, 5\)",
+    ),
+    "additive w_v missing": (
+        lambda: al.additive_scores(Q, K, torch.randn(3, 4), torch.randn(3, 4), None),  # type: ignore[arg-type]
+        TypeError,
+        r"w_v must be a torch.Tensor, got NoneType",
+    ),
+    "additive w_v 1-D": (
+        lambda: al.additive_scores(Q, K, torch.randn(3, 4), torch.randn(3, 4), torch.randn(3)),
+        ValueError,
+        r"w_v must be a 2-D tensor of shape \(1, num_hiddens\), got a 1-D tensor of shape \(3,\)",
     ),
     "general scores weight": (
         lambda: al.general_scores(Q, K, torch.randn(4, 5)),
         ValueError,
-        r"W must have shape \(d_q, d_k\) = \(4, 4\)",
+        r"W must have shape \(d_q, d_k\) = \(4, 4\), got \(4, 5\)",
     ),
-    "dot product sizes": (lambda: al.dot_product_scores(Q, torch.randn(2, 5, 3)), ValueError, r"same last dimension"),
+    "general scores weight 1-D": (
+        lambda: al.general_scores(Q, K, torch.randn(4)),
+        ValueError,
+        r"W must be a 2-D tensor of shape \(d_q, d_k\), got a 1-D tensor of shape \(4,\)",
+    ),
+    "general scores weight list": (
+        lambda: al.general_scores(Q, K, [[1.0] * 4] * 4),  # type: ignore[arg-type]
+        TypeError,
+        r"W must be a torch.Tensor, got list",
+    ),
+    "general scores integer weight": (
+        lambda: al.general_scores(Q, K, torch.ones(4, 4, dtype=torch.long)),
+        TypeError,
+        r"W must be a floating-point tensor \(e.g. torch.float32\), got dtype torch.int64",
+    ),
+    "scoring 1-D queries": (
+        lambda: al.dot_product_scores(torch.randn(4), K),
+        ValueError,
+        r"queries must be a tensor of shape \(\.\.\., num_queries, d\) with at least 2 dimensions, "
+        r"got a 1-D tensor of shape \(4,\)",
+    ),
+    "general scoring 1-D keys": (
+        lambda: al.general_scores(Q, torch.randn(4), torch.randn(4, 4)),
+        ValueError,
+        r"keys must be a tensor of shape \(\.\.\., num_keys, d_k\) with at least 2 dimensions",
+    ),
+    "dot product sizes": (
+        lambda: al.dot_product_scores(Q, torch.randn(2, 5, 3)),
+        ValueError,
+        r"queries and keys must have the same last dimension \(d\) for a dot product, got 4 and 3",
+    ),
     "query vector size": (
         lambda: al.attn_scores_for_query(X[0], torch.randn(4)),
         ValueError,
@@ -144,6 +196,11 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         ValueError,
         r"valid_lens must have shape",
     ),
+    "valid_lens list": (
+        lambda: al.DotProductAttention(0.0)(Q, K, V, [1, 2]),  # type: ignore[arg-type]
+        TypeError,
+        r"valid_lens must be a torch.Tensor, got list",
+    ),
     "valid_lens negative": (
         lambda: al.DotProductAttention(0.0)(Q, K, V, torch.tensor([-1, 2])),
         ValueError,
@@ -161,7 +218,11 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
     ),
     "valid_lens fractional": (lambda: al.padding_mask(torch.tensor([1.5, 2.0]), 3), ValueError, r"whole numbers"),
     "valid_lens bool": (lambda: al.padding_mask(torch.tensor([True, False]), 3), TypeError, r"integer lengths"),
-    "valid_lens list": (lambda: al.padding_mask([1, 2], 3), ValueError, r"valid_lens must be a tensor"),  # type: ignore[arg-type]
+    "padding_mask valid_lens list": (
+        lambda: al.padding_mask([1, 2], 3),
+        TypeError,
+        r"valid_lens must be a torch.Tensor, got list",
+    ),  # type: ignore[arg-type]
     "valid_lens 3-D": (
         lambda: al.padding_mask(torch.ones(1, 1, 1), 3),
         ValueError,
@@ -174,7 +235,11 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         r"dropout must be a probability in \[0, 1\), got 1.0",
     ),
     "dropout negative": (lambda: al.MultiHeadAttention(3, 4, 4, -0.1, 2), ValueError, r"got -0.1"),
-    "dropout string": (lambda: al.DotProductAttention("0.1"), ValueError, r"got '0.1'"),  # type: ignore[arg-type]
+    "dropout string": (
+        lambda: al.DotProductAttention("0.1"),
+        TypeError,
+        r"dropout must be a probability in \[0, 1\), got '0.1'",
+    ),  # type: ignore[arg-type]
     "dropout wrapper": (
         lambda: al.MultiHeadAttentionWrapper(3, 4, 4, 1.5, 2),
         ValueError,
@@ -243,6 +308,16 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         lambda: al.refill_causal_mask(torch.nn.Module()),
         TypeError,
         r"module.mask must be a torch.Tensor \(the module's causal mask buffer\), got NoneType",
+    ),
+    "to_sdpa_mask not tensor": (
+        lambda: al.to_sdpa_mask([[True]]),  # type: ignore[arg-type]
+        TypeError,
+        r"mask must be a torch.Tensor, got list",
+    ),
+    "to_sdpa_mask float": (
+        lambda: al.to_sdpa_mask(torch.zeros(2, 2)),
+        TypeError,
+        r"mask must be a boolean tensor \(True = masked out\), got dtype torch.float32",
     ),
     "masked_softmax not tensor": (
         lambda: al.masked_softmax(torch.randn(2, 4), [[True]]),

@@ -40,8 +40,14 @@ def test_after_training_one_head_looks_one_back_and_the_other_two_back(seed: int
 
 def test_the_model_checks_its_input() -> None:
     model = al.PreviousTokens()
-    with pytest.raises(ValueError, match=r"token_ids must be a 2-D integer tensor of shape \(batch, num_tokens\)"):
+    with pytest.raises(
+        TypeError, match=r"token_ids must be an integer tensor \(torch.int64 or torch.int32\), got dtype torch.float32"
+    ):
         model(torch.zeros(2, 8))
+    with pytest.raises(
+        ValueError, match=r"token_ids must be a 2-D tensor of shape \(batch, num_tokens\), got shape \(8,\)"
+    ):
+        model(torch.zeros(8, dtype=torch.long))
     with pytest.raises(ValueError, match="more than context_length=8"):
         model(torch.zeros(1, 9, dtype=torch.long))
 

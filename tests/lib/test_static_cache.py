@@ -224,7 +224,12 @@ def test_a_compiled_step_is_one_graph_that_never_recompiles(kind: str) -> None:
         (
             lambda m, c, x: m(x, cache=al.StaticKVCache(1, 2, 8, 2, dtype=torch.float64)),
             TypeError,
-            ["keys must have the cache's dtype and device, torch.float64 on cpu", "torch.float32 on cpu"],
+            ["keys must have the cache's dtype, torch.float64, got torch.float32"],
+        ),
+        (
+            lambda m, c, x: m(x, cache=al.StaticKVCache(1, 2, 8, 2, device="meta")),
+            ValueError,
+            ["keys must be on the cache's device, meta, got cpu"],
         ),
         (
             lambda m, c, x: [m(x, cache=c) for _ in range(3)],
@@ -232,7 +237,7 @@ def test_a_compiled_step_is_one_graph_that_never_recompiles(kind: str) -> None:
             ["the cache holds 6 tokens and 3 more do not fit in max_tokens=8", "reset()"],
         ),
     ],
-    ids=["not-a-cache", "two-caches", "padding", "too-long", "heads", "batch", "dtype", "overflow"],
+    ids=["not-a-cache", "two-caches", "padding", "too-long", "heads", "batch", "dtype", "device", "overflow"],
 )
 def test_what_a_static_cache_refuses_is_named(call, error: type[Exception], words: list[str]) -> None:  # type: ignore[no-untyped-def]
     torch.manual_seed(0)
@@ -261,12 +266,16 @@ def test_gqa_refuses_two_caches_and_a_cache_of_the_wrong_heads() -> None:
 
 
 @pytest.mark.parametrize(
-    ("argument", "kwargs"),
-    [("batch", {"batch": 0}), ("max_tokens", {"max_tokens": -1}), ("head_dim", {"head_dim": 1.5})],
+    ("argument", "kwargs", "error"),
+    [
+        ("batch", {"batch": 0}, ValueError),
+        ("max_tokens", {"max_tokens": -1}, ValueError),
+        ("head_dim", {"head_dim": 1.5}, TypeError),
+    ],
 )
-def test_a_cache_of_no_size_is_refused(argument: str, kwargs: dict[str, object]) -> None:
+def test_a_cache_of_no_size_is_refused(argument: str, kwargs: dict[str, object], error: type[Exception]) -> None:
     sizes: dict[str, object] = {"batch": 1, "num_kv_heads": 1, "max_tokens": 4, "head_dim": 2} | kwargs
-    with pytest.raises(ValueError, match=f"{argument} must be a positive integer"):
+    with pytest.raises(error, match=f"{argument} must be a positive integer"):
         al.StaticKVCache(**sizes)  # type: ignore[arg-type]
 
 

@@ -1,4 +1,5 @@
-"""Library code on the pages (hooks/library_code.py): a section of the library, dedented, without docstrings."""
+"""Library code on the pages (hooks/library_code.py): a section of the library, dedented, without docstrings
+or what only a type checker reads."""
 
 from __future__ import annotations
 
@@ -57,6 +58,50 @@ def test_a_section_shows_its_code_without_docstrings_with_the_lines_it_came_from
     ]
 
 
+TYPED = """from typing import TYPE_CHECKING, overload
+import typing
+
+
+# --8<-- [start:Typed]
+class Typed:
+    size = 1
+
+    # For type checkers: one signature per flag.
+    @overload
+    def forward(self, x: int, flag: bool = False) -> int: ...
+
+    @typing.overload
+    def forward(self, x: str, flag: bool = False) -> str: ...
+
+    def forward(self, x, flag=False):
+        return x
+
+    if TYPE_CHECKING:
+        # What the checker reads.
+        __call__ = forward
+
+    def after(self):  # a comment that belongs to the code
+        return 0
+# --8<-- [end:Typed]
+"""
+
+
+def test_a_section_leaves_out_what_only_a_type_checker_reads(tmp_path: Path) -> None:
+    """The ``@overload`` signatures and an ``if TYPE_CHECKING:`` block, with the comments that introduce them:
+    the page shows the code that runs, the API reference the signatures."""
+    (tmp_path / "lib.py").write_text(TYPED, encoding="utf-8")
+    assert library_code('--8<-- "lib.py:Typed"', tmp_path) == (
+        "class Typed:\n"
+        "    size = 1\n"
+        "\n"
+        "    def forward(self, x, flag=False):\n"
+        "        return x\n"
+        "\n"
+        "    def after(self):  # a comment that belongs to the code\n"
+        "        return 0"
+    )
+
+
 def test_a_missing_file_or_section_is_named(tmp_path: Path) -> None:
     (tmp_path / "lib.py").write_text(MODULE, encoding="utf-8")
     with pytest.raises(ValueError, match=r"there is no file nope\.py"):
@@ -95,3 +140,5 @@ def test_every_included_section_is_code_only(include: str) -> None:
     assert code.startswith(("class ", "def ")), code[:80]
     assert '"""' not in code
     assert "[`" not in code  # the API reference's cross-reference markup stays in the docstrings
+    assert "@overload" not in code
+    assert "TYPE_CHECKING" not in code
