@@ -47,6 +47,7 @@ import yaml
 from docs_tools.config import SOURCE, languages
 from docs_tools.pages import HEADING, without_code
 from docs_tools.project import DOCS, ROOT
+from docs_tools.translation_messages import say
 
 UP_TO_DATE, OUTDATED, MISSING = "up to date", "outdated", "missing"
 FRONT_MATTER = re.compile(r"\A---\n(?P<body>(?:.*?\n)?)---\n+", re.DOTALL)
@@ -141,7 +142,14 @@ def with_record(text: str, hash_: str) -> str:
 
 
 class FrontMatterError(ValueError):
-    """A page's front matter is not YAML: most often a merge conflict between two translators' records."""
+    """A page's front matter is not YAML: most often a merge conflict between two translators' records.
+    ``detail`` is the YAML parser's word on it, ``path`` the page where it is known; the message, in English,
+    names both (``translation_messages`` says it in the page's language)."""
+
+    def __init__(self, detail: str, path: Path | None = None) -> None:
+        self.detail, self.path = detail, path
+        what = say("en", "front_matter.what", detail=detail)
+        super().__init__(f"{path}: {what}" if path is not None else what)
 
 
 def front_matter(text: str) -> dict[str, Any]:
@@ -150,11 +158,7 @@ def front_matter(text: str) -> dict[str, Any]:
     try:
         loaded = yaml.safe_load(front["body"]) if front else None
     except yaml.YAMLError as error:
-        raise FrontMatterError(
-            "its front matter is not valid YAML (a merge conflict in the record? keep the lines of both sides,"
-            " without the <<<<<<< ======= >>>>>>> lines; the record is then as each translator left it)"
-            f": {str(error).splitlines()[0]}"
-        ) from error
+        raise FrontMatterError(str(error).splitlines()[0]) from error
     return loaded if isinstance(loaded, dict) else {}
 
 
@@ -251,7 +255,7 @@ def page_state(locale: str, page: str, docs: Path = DOCS) -> PageState:
     try:
         recorded = read_sections(text) or {}
     except FrontMatterError as error:
-        raise FrontMatterError(f"{translation}: {error}") from None
+        raise FrontMatterError(error.detail, translation) from None
     # The record lists the sections in the English order of its time: a section out of that order has moved.
     common = [section.id for section in source if section.id in recorded]
     order = [key for key in recorded if key in set(common)]

@@ -1,6 +1,6 @@
 """The structure checks of a translation against its English page: the same code, outputs, heading ids, links
 and images; nothing left in English; the glossary's terms; no hard-wrapped Chinese line. Each problem says
-where it is and how to fix it.
+where it is and how to fix it, in the page's language where the tooling speaks it (``translation_messages``).
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from docs_tools.records import (
     split_page,
     without_front_matter,
 )
+from docs_tools.translation_messages import ENGLISH, FOLDER, say
+from docs_tools.translation_messages import languages as message_languages
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,17 @@ class Problem:
     line: int
     what: str  # what differs, with the English page's line where there is one
     fix: str  # how to fix it, in words a first-time contributor can act on
+    lang: str = "en"  # the language what and fix are written in: the page's, where the tooling speaks it
+    kind: str = ""  # the table of docs_tools/messages/ that says it
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.what}\n    how to fix: {self.fix}"
+        return f"{self.path}:{self.line}: {self.what}\n    {say(self.lang, 'labels.how_to_fix')}{self.fix}"
+
+
+def _problem(path: str, line: int, lang: str, kind: str, /, **fields: object) -> Problem:
+    """The problem ``kind`` (a table of ``docs_tools/messages/``, with its ``what`` and ``fix``) in ``lang``."""
+    what, fix = say(lang, f"{kind}.what", **fields), say(lang, f"{kind}.fix", **fields)
+    return Problem(path, line, what, fix, lang, kind)
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -79,6 +89,7 @@ class _Pair:
     translation: str
     en_path: str
     tr_path: str
+    locale: str  # the translation's language, which its problems are said in
 
 
 SHELL = {"bash", "console", "shell", "sh"}
@@ -152,13 +163,14 @@ def check_checker_language(pair: _Pair, locale: str) -> list[Problem]:
         return []
     start = pair.translation.find("from attention_exercises import")
     return [
-        Problem(
+        _problem(
             pair.tr_path,
             _line(pair.translation, max(start, 0)),
-            f"the exercise checker is not set to this page's language once (found {found or 'no'} set_language)",
-            f'Import it with `{CHECKER_IMPORT.strip()}` and call `set_language("{locale}")` on the next line, once,'
-            " in the block that imports the checker; then run the page (python3 dev.py page) and copy what the"
-            " checker prints into each output block under a check(...) call.",
+            pair.locale,
+            "checker_language",
+            found=found or say(pair.locale, "words.found_none"),
+            import_line=CHECKER_IMPORT.strip(),
+            locale=locale,
         )
     ]
 
@@ -170,28 +182,35 @@ def _show(item: object) -> str:
 
 def check_blocks(pair: _Pair) -> list[Problem]:
     en, tr = blocks(pair.english), blocks(pair.translation)
-    en_path, tr_path = pair.en_path, pair.tr_path
-    same = "Code and outputs are never translated (only # comments may be): copy them from the English page."
+    en_path, tr_path, lang = pair.en_path, pair.tr_path, pair.locale
     for number, (left, right) in enumerate(zip(en, tr, strict=False), start=1):
         if left.info != right.info:
             return [
-                Problem(
+                _problem(
                     tr_path,
                     right.line,
-                    f"block {number} is a ```{right.info} block, but block {number} of the English page"
-                    f" ({en_path}:{left.line}) is a ```{left.info} block",
-                    "Both pages show the same code and output blocks, in the same order. " + same,
+                    lang,
+                    "block_kind",
+                    number=number,
+                    fence=f"```{right.info}",
+                    en_path=en_path,
+                    en_line=left.line,
+                    en_fence=f"```{left.info}",
                 )
             ]
         for (want, want_line), (got, got_line) in zip(left.items, right.items, strict=False):
             if want != got:
                 return [
-                    Problem(
+                    _problem(
                         tr_path,
                         got_line,
-                        f"this ```{right.info} block differs from the English page ({en_path}:{want_line}):"
-                        f" here `{_show(got)}`, in English `{_show(want)}`",
-                        same,
+                        lang,
+                        "block_differs",
+                        fence=f"```{right.info}",
+                        en_path=en_path,
+                        en_line=want_line,
+                        got=_show(got),
+                        want=_show(want),
                     )
                 ]
         if len(left.items) != len(right.items):
@@ -199,30 +218,36 @@ def check_blocks(pair: _Pair) -> list[Problem]:
             longer, longer_path = (left, en_path) if english_longer else (right, tr_path)
             line = longer.items[min(len(left.items), len(right.items))][1]
             return [
-                Problem(
+                _problem(
                     tr_path,
                     right.line,
-                    f"this ```{right.info} block has {'less' if english_longer else 'more'} in it than the English"
-                    f" page's ({en_path}:{left.line}); the first difference is at {longer_path}:{line}",
-                    same,
+                    lang,
+                    "block_shorter" if english_longer else "block_longer",
+                    fence=f"```{right.info}",
+                    en_path=en_path,
+                    en_line=left.line,
+                    where=f"{longer_path}:{line}",
                 )
             ]
-    if len(en) != len(tr):
-        if len(en) > len(tr):
-            extra = en[len(tr)]
-            what = (
-                f"the English page has {len(en)} code and output blocks, this page {len(tr)};"
-                f" the first one missing here is at {en_path}:{extra.line}"
+    if len(en) > len(tr):
+        return [
+            _problem(
+                tr_path,
+                tr[-1].line if tr else 1,
+                lang,
+                "blocks_missing",
+                en_count=len(en),
+                count=len(tr),
+                en_path=en_path,
+                en_line=en[len(tr)].line,
             )
-            line = tr[-1].line if tr else 1
-        else:
-            extra = tr[len(en)]
-            what = (
-                f"this page has {len(tr)} code and output blocks, the English page {len(en)};"
-                f" block {len(en) + 1} is not in English"
+        ]
+    if len(tr) > len(en):
+        return [
+            _problem(
+                tr_path, tr[len(en)].line, lang, "blocks_extra", count=len(tr), en_count=len(en), number=len(en) + 1
             )
-            line = extra.line
-        return [Problem(tr_path, line, what, "Both pages show the same blocks in the same order. " + same)]
+        ]
     return []
 
 
@@ -234,8 +259,7 @@ def headings(text: str) -> list[tuple[str, str, int]]:
 
 def check_headings(pair: _Pair) -> list[Problem]:
     en, tr = headings(pair.english), headings(pair.translation)
-    en_path, tr_path = pair.en_path, pair.tr_path
-    fix = "Heading ids are never translated: end the heading with the English page's { #id }, in the same order."
+    en_path, tr_path, lang = pair.en_path, pair.tr_path, pair.locale
     problems = []
     matcher = difflib.SequenceMatcher(a=[h[0] for h in en], b=[h[0] for h in tr], autojunk=False)
     for tag, a1, a2, b1, b2 in matcher.get_opcodes():
@@ -243,24 +267,21 @@ def check_headings(pair: _Pair) -> list[Problem]:
             for en_id, en_heading, en_line in en[a1:a2]:
                 where = tr[b1][2] if b1 < len(tr) else (tr[-1][2] if tr else 1)
                 problems.append(
-                    Problem(
+                    _problem(
                         tr_path,
                         where,
-                        f"the heading {en_heading!r} ({en_path}:{en_line}, id {en_id!r}) has no counterpart here",
-                        fix,
+                        lang,
+                        "heading_missing",
+                        heading=en_heading,
+                        en_path=en_path,
+                        en_line=en_line,
+                        id=en_id,
                     )
                 )
         if tag in ("replace", "insert"):
             for tr_id, tr_heading, tr_line in tr[b1:b2]:
-                problems.append(
-                    Problem(
-                        tr_path,
-                        tr_line,
-                        f"the heading {tr_heading!r} has id {tr_id or 'none'!r}, which no heading of the English"
-                        f" page ({en_path}) has at this place",
-                        fix,
-                    )
-                )
+                kind = "heading_extra" if tr_id else "heading_without_id"
+                problems.append(_problem(tr_path, tr_line, lang, kind, heading=tr_heading, id=tr_id, en_path=en_path))
     return problems
 
 
@@ -313,8 +334,14 @@ def _same_section(line: int, en_headings: list[tuple[str, str, int]], tr_heading
 
 def check_links(pair: _Pair) -> list[Problem]:
     en, tr = links(pair.english), links(pair.translation)
-    en_path, tr_path = pair.en_path, pair.tr_path
+    en_path, tr_path, lang = pair.en_path, pair.tr_path, pair.locale
     en_headings, tr_headings = headings(pair.english), headings(pair.translation)
+
+    def words(kind: str) -> dict[str, str]:
+        """What a link or an image is called, and what of it is translated."""
+        text = "alt_text" if kind == "image" else "link_text"
+        return {"kind": say(lang, f"words.{kind}"), "text": say(lang, f"words.{text}")}
+
     missing = collections.Counter((kind, target) for kind, target, _ in en)
     missing.subtract((kind, target) for kind, target, _ in tr)
     problems = []
@@ -323,13 +350,8 @@ def check_links(pair: _Pair) -> list[Problem]:
             missing[kind, target] -= 1
             where = _same_section(line, en_headings, tr_headings)
             problems.append(
-                Problem(
-                    tr_path,
-                    where,
-                    f"the English page has the {kind} {target} ({en_path}:{line}), this page does not",
-                    f"Keep every {kind} of the English page, with the same target; only its "
-                    + ("alt text" if kind == "image" else "text")
-                    + " is translated.",
+                _problem(
+                    tr_path, where, lang, "link_missing", target=target, en_path=en_path, en_line=line, **words(kind)
                 )
             )
     extra = collections.Counter((kind, target) for kind, target, _ in tr)
@@ -337,15 +359,7 @@ def check_links(pair: _Pair) -> list[Problem]:
     for kind, target, line in tr:
         if extra[kind, target] > 0:
             extra[kind, target] -= 1
-            problems.append(
-                Problem(
-                    tr_path,
-                    line,
-                    f"this page has the {kind} {target}, which the English page ({en_path}) does not have",
-                    f"Use the English page's {kind}s and no others; if this one belongs on the page, add it to"
-                    " the English page too, in the same pull request.",
-                )
-            )
+            problems.append(_problem(tr_path, line, lang, "link_extra", target=target, en_path=en_path, **words(kind)))
     return sorted(problems, key=lambda problem: problem.line)
 
 
@@ -380,18 +394,12 @@ def check_untranslated(pair: _Pair, locale: str) -> list[Problem]:
     """Prose left in English: a line identical to one of the English page, or (in a language written in
     CJK characters) six or more English words in a row. Quoted English (“…”) is left alone."""
     en_lines = {line for line, _ in _sentences(pair.english) if len(WORD.findall(line)) >= 2 and not CJK.search(line)}
-    tr_path = pair.tr_path
-    fix = (
-        "Translate it. English that must stay (a quoted example sentence, a title) goes in quotes “…”,"
-        " and code in `backticks`."
-    )
     problems = []
     for line, number in _sentences(pair.translation):
         if line in en_lines:
-            problems.append(Problem(tr_path, number, f"this line is the same as in the English page: {line!r}", fix))
+            problems.append(_problem(pair.tr_path, number, locale, "same_line", line=line))
         elif locale in CJK_LOCALES and (run := ENGLISH_RUN.search(QUOTED.sub("", line.replace("**", "")))):
-            what = f"this looks like English left untranslated: {run.group(0)!r}"
-            problems.append(Problem(tr_path, number, what, fix))
+            problems.append(_problem(pair.tr_path, number, locale, "english_left", run=run.group(0)))
     return problems
 
 
@@ -419,13 +427,14 @@ def _visible(line: str) -> str:
 CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff00-\uffef]")
 
 
-def check_line_breaks(text: str, path: str) -> list[Problem]:
+def check_line_breaks(text: str, path: str, lang: str = "zh") -> list[Problem]:
     """Chinese prose broken across lines (GUIDE: no hard-wrapped Chinese lines). Markdown turns a line break
     inside a paragraph into a space: between two CJK characters, or beside full-width punctuation, that is a
     stray gap in the middle of a sentence. A paragraph or list item written in Chinese is one line. Front
     matter, code blocks, HTML comments and display math are not prose; headings and table rows are blocks
     of their own, and so is an image on a line of its own beside another (a figure's two palettes); a list
-    item's or an admonition's continuation lines are prose like any other."""
+    item's or an admonition's continuation lines are prose like any other. The problems are said in ``lang``,
+    the text's own (Chinese, unless a page of another CJK language is checked)."""
     prose = without_code(without_front_matter(text.replace("\r\n", "\n")))
     prose = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL)
     prose = re.sub(r"^\$\$.*?^\$\$", lambda m: "\n" * m.group(0).count("\n"), prose, flags=re.DOTALL | re.M)
@@ -442,14 +451,15 @@ def check_line_breaks(text: str, path: str) -> list[Problem]:
         if CJK.match(end) or CJK.match(start):
             gap = (CJK.match(end) and CJK.match(start)) or CJK_PUNCTUATION.match(end) or CJK_PUNCTUATION.match(start)
             problems.append(
-                Problem(
+                _problem(
                     path,
                     number,
-                    f"a Chinese paragraph is broken across lines {number} and {number + 1}"
-                    f" (…{line.strip()[-12:]} / {following.strip()[:12]}…)"
-                    + ("; the break shows as a stray space in the sentence" if gap else ""),
-                    "Join the two lines: write each Chinese paragraph or list item on one line"
-                    + ("." if gap else ", with a space between the Chinese and the Latin text."),
+                    lang,
+                    "line_break_gap" if gap else "line_break",
+                    line=number,
+                    next_line=number + 1,
+                    end=line.strip()[-12:],
+                    start=following.strip()[:12],
                 )
             )
     return problems
@@ -477,11 +487,7 @@ def _glossary_cells(root: Path, locale: str) -> list[tuple[str, str, list[tuple[
             if match := ALLOWED_ONCE.match(word):
                 avoid.append((match["word"].strip(), match["page"]))
             elif re.search(r"[（()）]", word):
-                shown = _shown(path, root)
-                raise ValueError(
-                    f"{shown}:{number}: the rendering to avoid {word!r} has brackets the check cannot read; the"
-                    " only bracket it reads is （可在 <page>.md 中提及一次）, which allows one mention on that page"
-                )
+                raise ValueError(say(locale, "glossary_brackets.what", path=_shown(path, root), line=number, word=word))
             else:
                 avoid.append((word, None))
         rows.append((cells[0], cells[1], avoid))
@@ -508,15 +514,11 @@ RATIO = re.compile(
 )
 
 
-def check_ratios(text: str, tr_path: str) -> list[Problem]:
-    """Chinese prose states a ratio as 是……的 N 倍 or 是……的几分之一, never as a comparative with 倍."""
+def check_ratios(text: str, tr_path: str, lang: str = "zh") -> list[Problem]:
+    """Chinese prose states a ratio as 是……的 N 倍 or 是……的几分之一, never as a comparative with 倍 (the
+    problems said in ``lang``, the text's own)."""
     return [
-        Problem(
-            tr_path,
-            number,
-            f"“{match[0]}” states a ratio as a comparative, which reads two ways",
-            "Write “A 是 B 的 N 倍” (or “A 只有 B 的几分之一”), as CONTRIBUTING.zh-CN.md says.",
-        )
+        _problem(tr_path, number, lang, "ratio", text=match[0])
         for number, line in enumerate(_prose(text).splitlines(), start=1)
         for match in RATIO.finditer(line)
     ]
@@ -541,13 +543,22 @@ def check_glossary(
                     count -= 1
                 if not count:
                     continue
-                what = f"“{word}” is not the glossary's rendering of “{english}”"
-                if word in allowed:
-                    what += "; the glossary allows one mention on this page, " + (
-                        "and it has had it" if word in used else f"on a line that explains it beside “{term}”"
+                if word not in allowed:
+                    kind = "glossary"
+                else:  # the one mention it allows, had already or not beside the glossary's term
+                    kind = "glossary_once_used" if word in used else "glossary_once_here"
+                problems.append(
+                    _problem(
+                        tr_path,
+                        number,
+                        locale,
+                        kind,
+                        word=word,
+                        english=english,
+                        term=term,
+                        glossary_page=glossary_page,
                     )
-                fix = f"Write “{term}”, the term of the glossary ({glossary_page})."
-                problems.append(Problem(tr_path, number, what, fix))
+                )
     return problems
 
 
@@ -558,14 +569,8 @@ def check_interactive(pair: _Pair) -> list[Problem]:
     if [match[0] for match in found] == en:
         return []
     line = _line(pair.translation, found[0].start()) if found else 1
-    return [
-        Problem(
-            pair.tr_path,
-            line,
-            f"this page shows the interactive pieces {[m[0] for m in found]}, the English page ({pair.en_path}) {en}",
-            "Copy each `<div data-...>` line of the English page as it is, where the English page has it.",
-        )
-    ]
+    shown = [match[0] for match in found]
+    return [_problem(pair.tr_path, line, pair.locale, "interactive", found=shown, en_path=pair.en_path, en=en)]
 
 
 #: Inline code in a message, never translated.
@@ -599,92 +604,101 @@ def check_messages(locale: str, root: Path = ROOT) -> list[Problem]:
     and no other, the same ``{fields}`` and the same code in backticks, and (in a CJK language) no message
     left in English."""
     english, translation = paths(locale, MESSAGES, root)
-    tr_path, en_path = _shown(translation, root), _shown(english, root)
     if not translation.exists():
         return []
+    return compare_messages(english, translation, locale, root, record=f"{locale}/{MESSAGES}")
+
+
+def compare_messages(
+    english: Path, translation: Path, locale: str, root: Path = ROOT, *, record: str | None = None
+) -> list[Problem]:
+    """A file of messages translated into ``locale`` (the exercise checker's, or the translation tooling's own)
+    against its English file: valid TOML, every key and no other, the same ``{fields}`` and the same code in
+    backticks, ratios as the Chinese guide states them, and (in a CJK language) no message left in English.
+    ``record`` (``zh/messages.toml``), for a file tracked like a page, is what ``update`` is told to record
+    where the file has no freshness record."""
+    tr_path, en_path = _shown(translation, root), _shown(english, root)
     text = translation.read_text(encoding="utf-8").replace("\r\n", "\n")
     try:
         tr = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        return [Problem(tr_path, 1, f"this is not valid TOML: {error}", "Compare its syntax with " + en_path + ".")]
+        return [_problem(tr_path, 1, locale, "messages_toml", error=error, en_path=en_path)]
     en = tomllib.loads(english.read_text(encoding="utf-8"))
     where = _key_lines(text)
     problems = []
-    if read_record(text) is None:
-        problems.append(
-            Problem(
-                tr_path,
-                1,
-                'the messages have no freshness record (a first line source_hash = "...")',
-                f"When the translation matches {en_path}, run"
-                f" `python3 dev.py translations update {locale}/{MESSAGES}`.",
-            )
-        )
+    if record is not None and read_record(text) is None:
+        item_locale, page = split_page(record)
+        problems.append(_problem(tr_path, 1, locale, "messages_record", en_path=en_path, locale=item_locale, page=page))
     for table, entries in en.items():
         for key, english_text in entries.items():
             line = where.get((table, key), 1)
+            named = {"table": table, "key": key}
             translated = tr.get(table, {}).get(key)
             if translated is None:
-                problems.append(
-                    Problem(
-                        tr_path,
-                        line,
-                        f"[{table}] has no {key}",
-                        f"Translate `{key}` from the [{table}] table of {en_path} and add it to the same table here.",
-                    )
-                )
+                problems.append(_problem(tr_path, line, locale, "messages_missing_key", en_path=en_path, **named))
                 continue
             if _fields(translated) != _fields(english_text):
                 problems.append(
-                    Problem(
+                    _problem(
                         tr_path,
                         line,
-                        f"[{table}] {key} has the fields {_fields(translated)},"
-                        f" the English one {_fields(english_text)}",
-                        "Keep every {field} of the English message, spelled the same: the checker fills them in.",
+                        locale,
+                        "messages_fields",
+                        fields=_fields(translated),
+                        en_fields=_fields(english_text),
+                        **named,
                     )
                 )
             if sorted(CODE_SPAN.findall(translated)) != sorted(CODE_SPAN.findall(english_text)):
-                problems.append(
+                problems.append(_problem(tr_path, line, locale, "messages_code", **named))
+            if locale.startswith("zh"):
+                problems += [
                     Problem(
                         tr_path,
                         line,
-                        f"[{table}] {key} does not show the English message's code in backticks unchanged",
-                        "Code is never translated: copy each `...` of the English message as it is.",
+                        say(locale, "messages_in_key.what", what=problem.what, **named),
+                        problem.fix,
+                        locale,
+                        problem.kind,
                     )
-                )
-            if locale.startswith("zh"):
-                problems += [
-                    Problem(tr_path, line, f"[{table}] {key}: {problem.what}", problem.fix)
-                    for problem in check_ratios(translated, tr_path)
+                    for problem in check_ratios(translated, tr_path, locale)
                 ]
             if (
                 locale in CJK_LOCALES
                 and len(_prose_words(english_text)) >= 2
                 and not CJK.search(CODE_SPAN.sub("", translated))
             ):
-                problems.append(
-                    Problem(
-                        tr_path,
-                        line,
-                        f"[{table}] {key} is still in English: {translated!r}",
-                        "Translate the message; keep only its code and {fields} as they are.",
-                    )
-                )
+                problems.append(_problem(tr_path, line, locale, "messages_english", text=translated, **named))
     for table, entries in tr.items():
         if not isinstance(entries, dict):
             continue
         for key in entries:
             if key not in en.get(table, {}):
                 problems.append(
-                    Problem(
+                    _problem(
                         tr_path,
                         where.get((table, key), 1),
-                        f"[{table}] {key} is not in {en_path}",
-                        "Remove it: the English file has no such message (it may have been renamed there).",
+                        locale,
+                        "messages_extra_key",
+                        table=table,
+                        key=key,
+                        en_path=en_path,
                     )
                 )
     return problems
+
+
+def check_tooling_messages(folder: Path = FOLDER, root: Path = ROOT) -> list[Problem]:
+    """The translation tooling's own messages (``docs_tools/messages/``) in every language against English,
+    as the checker's translated messages are checked (``compare_messages``), and with no freshness record:
+    they are written with the tooling, every language in the same change."""
+    english = folder / f"{ENGLISH}.toml"
+    return [
+        problem
+        for lang in message_languages(folder)
+        if lang != ENGLISH
+        for problem in compare_messages(english, folder / f"{lang}.toml", lang, root)
+    ]
 
 
 def _compare(pair: _Pair) -> list[Problem]:
@@ -700,7 +714,10 @@ def _section_pairs(pair: _Pair) -> dict[str, _Pair]:
         return {s.id: "\n" * (s.line - 1) + s.text for s in sections(text)}
 
     english, translation = alone(pair.english), alone(pair.translation)
-    return {key: _Pair(text, translation.get(key, ""), pair.en_path, pair.tr_path) for key, text in english.items()}
+    return {
+        key: _Pair(text, translation.get(key, ""), pair.en_path, pair.tr_path, pair.locale)
+        for key, text in english.items()
+    }
 
 
 def check_page(
@@ -716,37 +733,24 @@ def check_page(
     tr_path = _shown(translation, root)
     if not translation.exists():
         return []
+    en_path = _shown(english, root)
     if not english.exists():
-        return [
-            Problem(
-                tr_path,
-                1,
-                f"there is no English page {_shown(english, root)} for this page to translate",
-                "Pages are written in English first: add the English page in the same pull request, or"
-                " give this file the English page's name.",
-            )
-        ]
+        return [_problem(tr_path, 1, locale, "no_english_page", en_path=en_path)]
     raw = translation.read_text(encoding="utf-8")
-    pair = _Pair(_read(english), _content(raw), _shown(english, root), tr_path)
+    pair = _Pair(_read(english), _content(raw), en_path, tr_path, locale)
     problems = []
     try:
         recorded = read_sections(raw)
         state = page_state(locale, page, docs)
     except FrontMatterError as error:
         recorded, state = {}, None
-        problems.append(Problem(tr_path, 1, str(error).removeprefix(f"{translation}: "), "Fix the front matter."))
+        problems.append(_problem(tr_path, 1, locale, "front_matter", detail=error.detail))
     if recorded is None:
         problems.append(
-            Problem(
-                tr_path,
-                1,
-                f"the page has no freshness record ({SECTIONS_KEY} in its front matter)",
-                f"When the translation matches {_shown(english, root)}, run"
-                f" `python3 dev.py translations update {locale}/{page}`.",
-            )
+            _problem(tr_path, 1, locale, "record_missing", key=SECTIONS_KEY, en_path=en_path, locale=locale, page=page)
         )
     if section is not None:
-        problems += _compare(_section_pairs(pair).get(section, _Pair("", "", pair.en_path, pair.tr_path)))
+        problems += _compare(_section_pairs(pair).get(section, _Pair("", "", en_path, tr_path, locale)))
     elif strict or state is None or state.state == UP_TO_DATE:
         problems += _compare(pair)
     else:
@@ -760,9 +764,9 @@ def check_page(
     problems += check_checker_language(pair, locale)
     problems += check_untranslated(pair, locale)
     if locale in CJK_LOCALES:
-        problems += check_line_breaks(pair.translation, tr_path)
+        problems += check_line_breaks(pair.translation, tr_path, locale)
     if locale.startswith("zh"):
-        problems += check_ratios(pair.translation, tr_path)
+        problems += check_ratios(pair.translation, tr_path, locale)
     if page != "glossary.md":
         allowed = [word for word, where in glossary_allowances(root, locale).items() if where == page]
         problems += check_glossary(pair.translation, tr_path, locale, glossary(root, locale), allowed)
@@ -778,27 +782,34 @@ def check_pages_exist(root: Path = ROOT) -> list[Problem]:
         folder = docs / language.locale
         present = {p.relative_to(folder).as_posix() for p in folder.rglob("*.md")} if folder.exists() else set()
         english_messages, messages = paths(language.locale, MESSAGES, root)
+        named = {"language": language.name, "locale": language.locale}
         if language.complete and english_messages.exists() and not messages.exists():
+            path = _shown(messages, root)
             problems.append(
-                Problem(
-                    _shown(messages, root),
+                _problem(
+                    path,
                     1,
-                    f"the exercise checker's messages have no {language.name} translation",
-                    f"Every message exists in every complete language. Translate {_shown(english_messages, root)}"
-                    f" into {_shown(messages, root)}, then run"
-                    f" `python3 dev.py translations update {language.locale}/{MESSAGES}`.",
+                    language.locale,
+                    "messages_absent",
+                    en_path=_shown(english_messages, root),
+                    path=path,
+                    page=MESSAGES,
+                    **named,
                 )
             )
         if language.complete:
             for page in sorted(english - present):
+                path = f"docs/{language.locale}/{page}"
                 problems.append(
-                    Problem(
-                        f"docs/{language.locale}/{page}",
+                    _problem(
+                        path,
                         1,
-                        f"docs/{SOURCE}/{page} has no {language.name} translation",
-                        f"Every page exists in both languages. Translate docs/{SOURCE}/{page} into"
-                        f" docs/{language.locale}/{page}, then run"
-                        f" `python3 dev.py translations update {language.locale}/{page}`.",
+                        language.locale,
+                        "page_absent",
+                        en_path=f"docs/{SOURCE}/{page}",
+                        path=path,
+                        page=page,
+                        **named,
                     )
                 )
         for page in sorted(present - english):

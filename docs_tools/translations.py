@@ -14,6 +14,10 @@ English (``docs/en/``) is the source; every other language folder holds translat
 the same file names. The freshness records, sections and states: ``docs_tools/records.py``; the structure
 checks: ``docs_tools/translation_checks.py``. ``hooks/translations.py`` puts the same states on the site: a
 banner naming the outdated sections, and the table of the translation status page.
+
+What a command says about a translated page is in the page's language where the tooling speaks it
+(``docs_tools/translation_messages.py``), for its translator; the status table of every language at once,
+the English writer's no-translation-needed and the pull request's notices and summary are in English.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from docs_tools.records import (
     write,
 )
 from docs_tools.translation_checks import check, check_page
+from docs_tools.translation_messages import say
 
 #: Where add-language puts a new language in mkdocs.yml: right after the last configured one.
 LANGUAGE_MARK = "# python3 dev.py translations add-language adds new languages above this line"
@@ -123,8 +128,8 @@ def _diff(before: str, after: str, before_name: str, after_name: str) -> str:
     return "".join(difflib.unified_diff(old, new, before_name, after_name))
 
 
-def _label(section_id: str) -> str:
-    return f"#{section_id}" if section_id else "the text before the title"
+def _label(section_id: str, lang: str = SOURCE) -> str:
+    return f"#{section_id}" if section_id else say(lang, "words.before_title")
 
 
 def _renamed(recorded: dict[str, str], english: list[Section]) -> dict[str, str]:
@@ -141,9 +146,13 @@ def _renamed(recorded: dict[str, str], english: list[Section]) -> dict[str, str]
     return pairs
 
 
-def section_diffs(locale: str, page: str, root: Path = ROOT, only: str | None = None) -> list[tuple[Section, str]]:
+def section_diffs(
+    locale: str, page: str, root: Path = ROOT, only: str | None = None, lang: str | None = None
+) -> list[tuple[Section, str]]:
     """(English section, what changed in it since it was translated) for each outdated section of
-    ``docs/<locale>/<page>``, or for the section ``only``."""
+    ``docs/<locale>/<page>``, or for the section ``only``; the notes in ``lang``, by default the page's own
+    (its translator reads them; a pull request's summary, for the English writer, asks for English)."""
+    lang = lang or locale
     current = page_state(locale, page, root / "docs")
     recorded = read_sections(paths(locale, page, root)[1].read_text(encoding="utf-8")) or {}
     renamed = _renamed(recorded, current.sections)
@@ -153,28 +162,25 @@ def section_diffs(locale: str, page: str, root: Path = ROOT, only: str | None = 
     english = f"docs/{SOURCE}/{page}"
     shown = []
     for section, hash_ in zip(targets, wanted, strict=True):
-        where = f"{english}#{section.id}" if section.id else f"{english} ({_label(section.id)})"
+        if section.id:
+            where = f"{english}#{section.id}"
+        else:
+            where = say(lang, "cli.untitled", english=english, label=_label(section.id, lang))
         before = old.get(hash_)
         note = ""
         if section.id in renamed:
-            note = f"{where}: its id was #{renamed[section.id]}: give the translated heading the new id too\n"
+            note = say(lang, "cli.renamed", where=where, old=renamed[section.id]) + "\n"
         if not hash_:
-            note = f"{where}: new in English since the page was translated; translate the whole section\n"
+            note = say(lang, "cli.new_section", where=where) + "\n"
         elif before is None:
             shown.append(
-                (
-                    section,
-                    f"{where}: changed since it was translated. The English text it was translated from is not"
-                    " in this clone's history: the clone may be shallow (`git fetch --unshallow`), or the"
-                    " translation was recorded against English text that was never committed here (a branch"
-                    f" squashed on merge). Compare the section with {english}:{section.line} as a whole.\n",
-                )
+                (section, say(lang, "cli.not_in_history", where=where, english=english, line=section.line) + "\n")
             )
             continue
         if section.id in current.moved:
-            note += f"{where}: moved in English since it was translated: move it to the same place\n"
-        diff = _diff(before.text if before else "", section.text, f"{where} (as translated)", f"{where} (now)")
-        shown.append((section, note + diff))
+            note += say(lang, "cli.moved", where=where) + "\n"
+        before_name, after_name = say(lang, "cli.as_translated", where=where), say(lang, "cli.now", where=where)
+        shown.append((section, note + _diff(before.text if before else "", section.text, before_name, after_name)))
     return shown
 
 
@@ -183,46 +189,45 @@ def print_diff(item: str, root: Path = ROOT) -> int:
     english, translation = paths(locale, page, root)
     shown_en, shown = english.relative_to(root).as_posix(), translation.relative_to(root).as_posix()
     if not translation.exists():
-        print(f"{shown} does not exist yet: translate {shown_en} as a whole.")
+        print(say(locale, "cli.diff_no_translation", shown=shown, shown_en=shown_en))
         return 1
     if page == MESSAGES:
-        return _print_messages_diff(english, translation, shown_en, shown, root)
+        return _print_messages_diff(english, translation, shown_en, shown, root, locale)
     current = page_state(locale, page, root / "docs")
     if only is not None and only not in {section.id for section in current.sections}:
-        ids = ", ".join(section.id for section in current.sections)
-        print(f"{shown_en} has no section {only!r}. Its sections: {ids}")
+        ids = say(locale, "words.list_separator").join(section.id for section in current.sections)
+        print(say(locale, "cli.no_section", shown_en=shown_en, section=only, ids=ids))
         return 1
     diffs = section_diffs(locale, page, root, only)
     if not diffs and not (current.removed and only is None):
-        what = f"section {only!r} of {shown}" if only else shown
-        print(f"{what} is up to date: its English text has not changed since it was translated.")
+        if only:
+            print(say(locale, "cli.section_up_to_date", section=only, shown=shown))
+        else:
+            print(say(locale, "cli.page_up_to_date", shown=shown))
         return 0
     for _, diff in diffs:
         sys.stdout.write(diff + "\n")
     for removed in current.removed if only is None else []:
-        print(f"{shown}#{removed}: {shown_en} has no section {removed!r} any more: remove it (or use its new id).\n")
+        print(say(locale, "cli.removed_section", shown=shown, section=removed, shown_en=shown_en) + "\n")
     return 0
 
 
-def _print_messages_diff(english: Path, translation: Path, shown_en: str, shown: str, root: Path) -> int:
+def _print_messages_diff(english: Path, translation: Path, shown_en: str, shown: str, root: Path, lang: str) -> int:
     recorded = read_record(translation.read_text(encoding="utf-8"))
     current = english.read_text(encoding="utf-8").replace("\r\n", "\n")
     if recorded == source_hash(current):
-        print(f"{shown} is up to date: {shown_en} has not changed since it was translated.")
+        print(say(lang, "cli.messages_up_to_date", shown=shown, shown_en=shown_en))
         return 0
     old = git("cat-file", "blob", recorded, root=root) if recorded else None
     if old is None or old.returncode != 0:
-        print(
-            f"The English text {shown} was translated from ({recorded or 'no record'}) is not in this"
-            " clone's history (a shallow clone needs `git fetch --unshallow`). Compare the two files as a whole."
-        )
+        print(say(lang, "cli.messages_not_in_history", shown=shown, recorded=recorded or say(lang, "words.no_record")))
         return 1
     sys.stdout.writelines(
         difflib.unified_diff(
             old.stdout.splitlines(keepends=True),
             current.splitlines(keepends=True),
-            f"{shown_en} (as translated)",
-            f"{shown_en} (now)",
+            say(lang, "cli.as_translated", where=shown_en),
+            say(lang, "cli.now", where=shown_en),
         )
     )
     return 0
@@ -243,31 +248,48 @@ def print_status(root: Path = ROOT, *, diffs: bool = True) -> int:
     # The exercise checker's messages, a translated file like a page (docs_tools/records.py).
     print(f"{MESSAGES:<{width}}" + "".join(f"{messages_state(language.locale, root):<28}" for language in locales))
     print("\n(N/M: N of the page's M sections current; reviewed: a second person has reviewed it as it reads now)")
+    # Below the table, each language's details, in that language: what its translators act on.
     for language in locales:
         locale = language.locale
         counts = collections.Counter(states[locale].state for states in table.values())
         reviewed = sum(bool(states[locale].reviewed_by) for states in table.values())
-        print(
-            f"\n{language.name} ({locale}): {counts[UP_TO_DATE]} up to date, {counts[OUTDATED]} outdated,"
-            f" {counts[MISSING]} missing; {reviewed} reviewed"
+        summary = say(
+            locale,
+            "cli.language_summary",
+            name=language.name,
+            locale=locale,
+            up_to_date=counts[UP_TO_DATE],
+            outdated=counts[OUTDATED],
+            missing=counts[MISSING],
+            reviewed=reviewed,
         )
+        print("\n" + summary)
+        separator = say(locale, "words.list_separator")
         for page, states in table.items():
             if states[locale].state != OUTDATED:
                 continue
-            ids = ", ".join(_label(section.id) for section in states[locale].outdated) or "none"
-            print(f"\n  {locale}/{page}: outdated sections: {ids}")
+            item = f"{locale}/{page}"
+            outdated = [_label(section.id, locale) for section in states[locale].outdated]
+            ids = separator.join(outdated) or say(locale, "words.list_none")
+            print("\n  " + say(locale, "cli.outdated_sections", item=item, ids=ids))
             if states[locale].removed:
-                gone = ", ".join(_label(key) for key in states[locale].removed)
-                print(f"  {locale}/{page}: removed from the English page (remove them here too): {gone}")
+                gone = separator.join(_label(key, locale) for key in states[locale].removed)
+                print("  " + say(locale, "cli.removed_sections", item=item, ids=gone))
             if diffs:
                 for _, diff in section_diffs(locale, page, root):
                     print("    " + diff.rstrip("\n").replace("\n", "\n    "))
-            print(f"  when translated: python3 dev.py translations update {locale}/{page}")
+            print("  " + say(locale, "cli.when_translated", item=item))
         messages = messages_state(locale, root)
-        print(f"\n  the exercise checker's messages ({locale}/{MESSAGES}): {messages}")
+        item = f"{locale}/{MESSAGES}"
+        print("\n  " + say(locale, "cli.messages_state", item=item, state=_state(messages, locale)))
         if messages == OUTDATED:
-            print(f"  see what changed: python3 dev.py translations diff {locale}/{MESSAGES}")
+            print("  " + say(locale, "cli.see_changes", item=item))
     return 0
+
+
+def _state(state: str, lang: str) -> str:
+    """A state (``records.UP_TO_DATE``, ``OUTDATED``, ``MISSING``) in words of ``lang``."""
+    return say(lang, f"states.{state.replace(' ', '_')}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -284,7 +306,7 @@ def update(items: list[str], root: Path = ROOT) -> int:
         english, translation = paths(locale, page, root)
         shown_en, shown = english.relative_to(root).as_posix(), translation.relative_to(root).as_posix()
         if not translation.exists():
-            print(f"{shown} does not exist: copy {shown_en} there and translate it first.")
+            print(say(locale, "cli.update_no_translation", shown=shown, shown_en=shown_en))
             failed = True
             continue
         text = translation.read_text(encoding="utf-8")
@@ -294,24 +316,24 @@ def update(items: list[str], root: Path = ROOT) -> int:
             and only is not None
             and only not in {s.id for s in source} & {s.id for s in sections(text)}
         ):
-            print(f"{shown}#{only}: both {shown_en} and {shown} must have a section {{ #{only} }}.")
+            print(say(locale, "cli.update_no_section", shown=shown, section=only, shown_en=shown_en))
             failed = True
             continue
         # The whole page as the translator now vouches for it, or the one section.
         problems = [
             problem
             for problem in check_page(locale, page, root, strict=only is None, section=only)
-            if "freshness record" not in problem.what
+            if problem.kind not in ("record_missing", "messages_record")  # what this command writes
         ]
         if problems:
             print(*problems, sep="\n")
-            print(f"Not recorded: fix the {len(problems)} problem(s) above in {shown} first.")
+            print(say(locale, "cli.not_recorded", count=len(problems), shown=shown))
             failed = True
             continue
         if page == MESSAGES:
             hash_ = source_hash(english.read_text(encoding="utf-8"))
             write(translation, with_record(text, hash_))
-            print(f"{shown} now records {shown_en} at {hash_[:12]}: up to date.")
+            print(say(locale, "cli.messages_recorded", shown=shown, shown_en=shown_en, hash=hash_[:12]))
             continue
         recorded = read_sections(text) or {}
         if only is None:
@@ -325,9 +347,12 @@ def update(items: list[str], root: Path = ROOT) -> int:
             recorded = dict(sorted(recorded.items(), key=lambda item: order.index(item[0]) if item[0] in order else 0))
         write(translation, with_front_matter(text, SECTIONS_KEY, recorded))
         now = page_state(locale, page, root / "docs")
-        what = f"section {only!r}" if only else "every section"
-        tail = "up to date." if now.state == UP_TO_DATE else f"{now.current} of {len(now.sections)} sections current."
-        print(f"{shown} now records {what} of {shown_en}: {tail}")
+        what = say(locale, "words.one_section", section=only) if only else say(locale, "words.every_section")
+        if now.state == UP_TO_DATE:
+            state = say(locale, "words.all_current")
+        else:
+            state = say(locale, "words.some_current", current=now.current, total=len(now.sections))
+        print(say(locale, "cli.recorded", shown=shown, what=what, shown_en=shown_en, state=state))
     return 1 if failed else 0
 
 
@@ -401,33 +426,37 @@ def review(item: str, by: str, root: Path = ROOT) -> int:
     translation = paths(locale, page, root)[1]
     shown = translation.relative_to(root).as_posix()
     if page == MESSAGES or not translation.exists():
-        print(f"{shown}: name a translated page, such as {locale}/masks.md.")
+        print(say(locale, "cli.review_not_a_page", shown=shown, locale=locale))
         return 1
     if not re.fullmatch(r"[\w.-]+", by):
-        print(f"translations review: --by {by!r}: expected the reviewer's GitHub user name, such as li-wei")
+        print(say(locale, "cli.review_by", by=by))
         return 2
     if page_state(locale, page, root / "docs").state != UP_TO_DATE:
-        print(f"{shown} is outdated: a review vouches for a current translation. Update it first (diff, update).")
+        print(say(locale, "cli.review_outdated", shown=shown))
         return 1
     problems = check_page(locale, page, root, strict=True)
     if problems:
         print(*problems, sep="\n")
-        print(f"Not marked: fix the {len(problems)} problem(s) above in {shown} first.")
+        print(say(locale, "cli.not_marked", count=len(problems), shown=shown))
         return 1
     text = translation.read_text(encoding="utf-8")
     mark = {"by": by, "translation": text_hash(translated_text(text))}
     write(translation, with_front_matter(text, REVIEWED_KEY, mark))
-    print(f"{shown} marked reviewed by {by}: the status page shows it until the translation's text changes.")
+    print(say(locale, "cli.reviewed", shown=shown, by=by))
     return 0
 
 
 def run_checks(items: list[str], root: Path = ROOT) -> int:
-    problems = check(root, [item.partition("#")[0] for item in items])
+    pages_ = [item.partition("#")[0] for item in items]
+    problems = check(root, pages_)
+    # The closing line in the pages' language where every named page has the same one; English otherwise.
+    named = {split_page(item)[0] for item in pages_}
+    lang = named.pop() if len(named) == 1 else SOURCE
     if problems:
         print(*problems, sep="\n")
-        print(f"\n{len(problems)} problem(s). CONTRIBUTING.md (CONTRIBUTING.zh-CN.md) explains each rule.")
+        print("\n" + say(lang, "cli.problems", count=len(problems)))
         return 1
-    print("All translation checks passed.")
+    print(say(lang, "cli.passed"))
     return 0
 
 
@@ -464,7 +493,7 @@ def _change(page: str, base: str, language: Language, root: Path) -> _Change | N
     touched = {s.id for s in now if getattr(before.get(s.id), "hash", "") != s.hash}
     state = page_state(language.locale, page, root / "docs")
     stale = {s.id for s in state.outdated} & (touched | set(state.moved))
-    diffs = [diff for diff in section_diffs(language.locale, page, root) if diff[0].id in stale]
+    diffs = [diff for diff in section_diffs(language.locale, page, root, lang=SOURCE) if diff[0].id in stale]
     shown = git("show", f"{base}:docs/{language.locale}/{page}", root=root)  # the translation at the base
     translated_before = shown.stdout if shown.returncode == 0 else ""
     recorded_before = read_sections(translated_before) or {}
@@ -632,7 +661,10 @@ def main(argv: list[str], root: Path = ROOT) -> int:
     try:
         return _run(args, root)
     except FrontMatterError as error:  # a record a merge left conflicted: say which file, and how to mend it
-        print(f"translations: {error}")
+        # diff and review name one page: its translator reads this, in its language.
+        lang = split_page(args.page)[0] if args.command in ("diff", "review") else SOURCE
+        what = say(lang, "front_matter.what", detail=error.detail)
+        print(say(lang, "cli.front_matter", path=error.path, what=what) if error.path else f"translations: {what}")
         return 1
 
 

@@ -34,10 +34,10 @@ def test_the_glossary_check_can_fail() -> None:
     )
     problems = translation_checks.check_glossary(text, "docs/zh/page.md", "zh", translation_checks.glossary(ROOT, "zh"))
     assert [(problem.path, problem.line) for problem in problems] == [("docs/zh/page.md", 3)] * 2
-    assert problems[0].what == "“关注分数” is not the glossary's rendering of “attention score”"
-    assert problems[0].fix == "Write “注意力分数”, the term of the glossary (docs/zh/glossary.md)."
+    assert problems[0].what == "“关注分数”不是术语表中“attention score”的译法"
+    assert problems[0].fix == "改用术语表（docs/zh/glossary.md）中的术语“注意力分数”。"
     assert "“变换器”" in problems[1].what
-    assert "Write “Transformer”" in problems[1].fix
+    assert "术语“Transformer”" in problems[1].fix
 
 
 EXPLAINED = "Dropout 是一种正则化方法（《动手学深度学习》译作“暂退法”）。\n"
@@ -68,12 +68,9 @@ def test_a_mention_the_glossary_allows_stays_on_its_page(
         shutil.copy(ROOT / "docs" / locale / "glossary.md", folder / "glossary.md")
         (folder / page).write_text(f"---\nsource_hash: {'0' * 40}\n---\n\n{body}", encoding="utf-8")
     problems = translation_checks.check_page("zh", page, tmp_path)
-    glossary_problems = [problem for problem in problems if "glossary" in problem.what]
+    glossary_problems = [problem for problem in problems if "术语表" in problem.what]
     assert [problem.line for problem in glossary_problems] == flagged, "\n".join(map(str, problems))
-    assert all(
-        problem.fix == "Write “Dropout”, the term of the glossary (docs/zh/glossary.md)."
-        for problem in glossary_problems
-    )
+    assert all(problem.fix == "改用术语表（docs/zh/glossary.md）中的术语“Dropout”。" for problem in glossary_problems)
 
 
 def test_a_bracket_in_the_last_column_that_the_check_cannot_read_is_an_error(tmp_path: Path) -> None:

@@ -150,7 +150,7 @@ def test_the_translators_path(copy: Path) -> None:
     status = _translations(copy)
     sections = len(records.sections(english.read_text(encoding="utf-8")))
     assert re.search(rf"^masks\.md +outdated {sections - 2}/{sections} ", status, re.MULTILINE)
-    assert "zh/masks.md: outdated sections: #summary, #counting-masked\n" in status
+    assert "zh/masks.md：待更新的小节：#summary、#counting-masked\n" in status  # said in the page's language
     notices = _translations(copy, "status", "--github-base", "HEAD~1")
     assert notices.startswith("::notice file=docs/zh/masks.md,title=Translation now outdated::")
     assert "(#summary, #counting-masked)" in notices
@@ -182,13 +182,13 @@ def test_the_translators_path(copy: Path) -> None:
     # 4. The translator checks the page: the checks name what to do; the record cannot be updated yet.
     check = _translations(copy, "check", "zh/masks.md", ok=False)
     assert "docs/zh/masks.md" in check
-    assert "'## Counting masked positions { #counting-masked }' (docs/en/masks.md:" in check
-    assert "how to fix: Heading ids are never translated" in check
-    assert "Not recorded" in _translations(copy, "update", "zh/masks.md", ok=False)
+    assert "'## Counting masked positions { #counting-masked }'（docs/en/masks.md:" in check
+    assert "如何修复：标题 id 永远不翻译" in check
+    assert "未记录" in _translations(copy, "update", "zh/masks.md", ok=False)
 
     # 5. The translator translates the new section and records it.
     chinese.write_text(chinese.read_text(encoding="utf-8") + NEW_CHINESE, encoding="utf-8")
-    assert "now records every section of docs/en/masks.md: up to date" in _translations(copy, "update", "zh/masks.md")
+    assert "现已记录 docs/en/masks.md 的全部小节：已是最新" in _translations(copy, "update", "zh/masks.md")
     _run(copy, "-m", "docs_tools.notebooks")
 
     # 6. All green: status, the structure checks, the notebooks, the page's code and outputs, the banner gone.

@@ -80,9 +80,9 @@ def test_a_hard_wrapped_paragraph_planted_in_a_file_is_caught(tmp_path: Path) ->
     )
     problems = _hard_wrapped(page, tmp_path)
     assert [problem.line for problem in problems] == [9, 12, 16]
-    assert str(problems[0]).startswith("docs/zh/page.md:9: a Chinese paragraph is broken across lines 9 and 10")
-    assert "the break shows as a stray space in the sentence" in problems[0].what
-    assert problems[0].fix == "Join the two lines: write each Chinese paragraph or list item on one line."
+    assert str(problems[0]).startswith("docs/zh/page.md:9: 一个中文段落在第 9 行和第 10 行之间断开了")
+    assert "断开处在句子中会显示成多余的空格" in problems[0].what
+    assert problems[0].fix == "把这两行合成一行：每个中文段落或列表项都写在一行里。"
     joined = re.sub(r"这里\n *断开了", "这里断开了", page.read_text(encoding="utf-8"))
     assert joined.count("这里断开了") == 3
     page.write_text(joined, encoding="utf-8")
@@ -337,38 +337,38 @@ def test_a_faithful_translation_passes(tmp_path: Path) -> None:
 def test_a_missing_record_is_reported(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, CHINESE.split("---\n\n", 1)[1])
     assert (problem.path, problem.line) == ("docs/zh/masks.md", 1)
-    assert "freshness record" in problem.what
+    assert "版本记录" in problem.what
     assert "python3 dev.py translations update zh/masks.md" in problem.fix
 
 
 def test_a_translated_heading_id_is_reported(tmp_path: Path) -> None:
     problems = _problems(tmp_path, CHINESE.replace("{ #causal }", "{ #yinguo }"))
     assert [str(problem).splitlines()[0] for problem in problems] == [
-        "docs/zh/masks.md:11: the heading '## Causal masks { #causal }' (docs/en/masks.md:7, id 'causal')"
-        " has no counterpart here",
-        "docs/zh/masks.md:11: the heading '## 因果掩码 { #yinguo }' has id 'yinguo', which no heading of the"
-        " English page (docs/en/masks.md) has at this place",
+        "docs/zh/masks.md:11: 英文页面的标题 '## Causal masks { #causal }'（docs/en/masks.md:7，id 'causal'）"
+        "在此页面中没有对应的标题",
+        "docs/zh/masks.md:11: 标题 '## 因果掩码 { #yinguo }' 的 id 是 'yinguo'，而英文页面（docs/en/masks.md）"
+        "在这个位置上没有带这个 id 的标题",
     ]
-    assert "Heading ids are never translated" in problems[0].fix
+    assert "标题 id 永远不翻译" in problems[0].fix
 
 
 def test_changed_code_is_reported_with_both_lines(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, CHINESE.replace("diagonal=1)  # 形状", "diagonal=2)  # 形状"))
     assert (problem.path, problem.line) == ("docs/zh/masks.md", 16)
-    assert "(docs/en/masks.md:12): here `2`, in English `1`" in problem.what
-    assert "only # comments may be" in problem.fix
+    assert "（docs/en/masks.md:12）不同：这里是 `2`，英文页面是 `1`" in problem.what
+    assert "只有 # 注释可以翻译" in problem.fix
 
 
 def test_a_changed_output_is_reported(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, CHINESE.replace("tensor(3)", "tensor(4)"))
     assert problem.line == 21
-    assert "```output block differs from the English page (docs/en/masks.md:17)" in problem.what
+    assert "这个 ```output 块与英文页面（docs/en/masks.md:17）不同" in problem.what
 
 
 def test_a_missing_block_is_reported(tmp_path: Path) -> None:
     without_output = CHINESE.replace("\n```output\ntensor(3)\n```\n", "")
     (problem,) = _problems(tmp_path, without_output)
-    assert "the English page has 2 code and output blocks, this page 1" in problem.what
+    assert "英文页面有 2 个代码块和输出块，此页面只有 1 个" in problem.what
     assert "docs/en/masks.md:16" in problem.what
 
 
@@ -377,12 +377,9 @@ def test_a_changed_or_dropped_link_or_image_is_reported(tmp_path: Path) -> None:
     chinese = chinese.replace("![因果掩码](../assets/figures/causal.svg)\n", "")
     problems = [str(problem).splitlines()[0] for problem in _problems(tmp_path, chinese)]
     assert problems == [
-        "docs/zh/masks.md:5: the English page has the link attention-weights.md#softmax (docs/en/masks.md:3),"
-        " this page does not",
-        "docs/zh/masks.md:5: the English page has the image ../assets/figures/causal.svg (docs/en/masks.md:5),"
-        " this page does not",
-        "docs/zh/masks.md:7: this page has the link attention-weights.md#normalize, which the English page"
-        " (docs/en/masks.md) does not have",
+        "docs/zh/masks.md:5: 英文页面有链接 attention-weights.md#softmax（docs/en/masks.md:3），此页面没有",
+        "docs/zh/masks.md:5: 英文页面有图片 ../assets/figures/causal.svg（docs/en/masks.md:5），此页面没有",
+        "docs/zh/masks.md:7: 此页面有链接 attention-weights.md#normalize，而英文页面（docs/en/masks.md）没有",
     ]
 
 
@@ -407,16 +404,16 @@ def test_a_link_to_a_files_own_translation_counts_as_the_same_link(tmp_path: Pat
 )
 def test_untranslated_english_is_found(tmp_path: Path, line: str, flagged: bool) -> None:
     problems = _problems(tmp_path, CHINESE + "\n" + line + "\n", ENGLISH + "\n[The masks page](masks.md) shows more.\n")
-    found = [problem for problem in problems if "English left untranslated" in problem.what]
+    found = [problem for problem in problems if "未翻译的英文" in problem.what]
     assert bool(found) is flagged, problems
     if flagged:
         assert found[0].line == CHINESE.count("\n") + 2
-        assert "Translate it" in found[0].fix
+        assert "翻译它" in found[0].fix
 
 
 def test_a_line_kept_as_in_english_is_found_in_any_language(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, CHINESE.replace("## 因果掩码 { #causal }", "## Causal masks { #causal }"))
-    assert (problem.line, problem.what) == (11, "this line is the same as in the English page: 'Causal masks'")
+    assert (problem.line, problem.what) == (11, "这一行与英文页面中的一行相同：'Causal masks'")
 
 
 def test_pages_missing_in_a_complete_language_are_reported(tmp_path: Path) -> None:
@@ -425,8 +422,8 @@ def test_pages_missing_in_a_complete_language_are_reported(tmp_path: Path) -> No
     )
     problems = translation_checks.check_pages_exist(root)
     assert [(problem.path, problem.what) for problem in problems] == [
-        ("docs/zh/b.md", "docs/en/b.md has no 简体中文 translation"),
-        ("docs/zh/c.md", "there is no English page docs/en/c.md for this page to translate"),
+        ("docs/zh/b.md", "docs/en/b.md 还没有简体中文译文"),
+        ("docs/zh/c.md", "没有与此页面对应的英文页面 docs/en/c.md"),
     ]
     # A language still being added may miss pages; they show in English with a banner.
     root = _project(tmp_path, {"a.md": "# A { #a }\n", "b.md": "# B { #b }\n"}, {"a.md": "# 甲 { #a }\n"}, "[]")
@@ -439,7 +436,7 @@ def test_update_refuses_a_page_that_fails_its_checks(tmp_path: Path, capsys: pyt
     assert translations.update(["zh/masks.md"], root) == 1
     out = capsys.readouterr().out
     assert "docs/zh/masks.md:21:" in out
-    assert "Not recorded: fix the 1 problem(s) above in docs/zh/masks.md first." in out
+    assert "未记录：请先修复 docs/zh/masks.md 中上面列出的 1 个问题。" in out
     assert records.read_sections((root / "docs" / "zh" / "masks.md").read_text(encoding="utf-8")) == {"masks": "0" * 12}
 
 
@@ -512,22 +509,22 @@ def test_a_contributors_pull_request_section_by_section(
     status = capsys.readouterr().out
     assert re.search(r"^masks\.md +outdated 1/2 ", status, re.MULTILINE)
     assert re.search(r"^other\.md +up to date 1/1 ", status, re.MULTILINE)
-    assert "zh/masks.md: outdated sections: #causal\n" in status
+    assert "zh/masks.md：待更新的小节：#causal\n" in status
     assert "    +Each query sees itself and the tokens before it.\n" in status
     assert translations.main(["diff", "zh/masks.md#causal"], repository) == 0
     diff = capsys.readouterr().out
-    assert "--- docs/en/masks.md#causal (as translated)\n+++ docs/en/masks.md#causal (now)\n" in diff
+    assert "--- docs/en/masks.md#causal（翻译时）\n+++ docs/en/masks.md#causal（现在）\n" in diff
     assert "\n+Each query sees itself and the tokens before it.\n" in diff
     assert "Masks { #masks }" not in diff
     assert translations.main(["diff", "zh/masks.md#masks"], repository) == 0
-    assert "section 'masks' of docs/zh/masks.md is up to date" in capsys.readouterr().out
+    assert "docs/zh/masks.md 的小节 'masks' 已是最新" in capsys.readouterr().out
     assert translations.main(["diff", "zh/masks.md#nowhere"], repository) == 1
-    assert "docs/en/masks.md has no section 'nowhere'. Its sections: masks, causal" in capsys.readouterr().out
+    assert "docs/en/masks.md 没有小节 'nowhere'。它的小节有：masks、causal" in capsys.readouterr().out
 
     # 4. The translator translates the sentence and records the page: current again, no notice left.
     _edit(chinese, "## 因果掩码 { #causal }\n\n", "## 因果掩码 { #causal }\n\n" + SEES_ZH)
     assert translations.main(["update", "zh/masks.md"], repository) == 0
-    assert "docs/zh/masks.md now records every section of docs/en/masks.md: up to date." in capsys.readouterr().out
+    assert "docs/zh/masks.md 现已记录 docs/en/masks.md 的全部小节：已是最新。" in capsys.readouterr().out
     assert records.page_state("zh", "masks.md", repository / "docs").current == 2
     _git(repository, "commit", "-q", "-am", "Masks: translate what a query sees")
     summary.write_text("", encoding="utf-8")
@@ -597,21 +594,21 @@ def test_one_section_recorded_alone_and_a_second_persons_review(repository: Path
     capsys.readouterr()
     assert translations.main(["update", "zh/masks.md#causal"], repository) == 0
     assert capsys.readouterr().out == (
-        "docs/zh/masks.md now records section 'causal' of docs/en/masks.md: 1 of 2 sections current.\n"
+        "docs/zh/masks.md 现已记录 docs/en/masks.md 的小节 'causal'：2 个小节中 1 个已是最新。\n"
     )
     assert [s.id for s in records.page_state("zh", "masks.md", docs).outdated] == ["masks"]
     assert list(records.read_sections(chinese.read_text("utf-8"))) == ["masks", "causal"]  # the page's order
     # A section whose translation fails a check is not recorded alone either.
     _edit(chinese, "tensor(3)", "tensor(4)")
     assert translations.main(["update", "zh/masks.md#causal"], repository) == 1
-    assert "Not recorded: fix the 1 problem(s) above in docs/zh/masks.md first." in capsys.readouterr().out
+    assert "未记录：请先修复 docs/zh/masks.md 中上面列出的 1 个问题。" in capsys.readouterr().out
     _edit(chinese, "tensor(4)", "tensor(3)")
     assert translations.main(["update", "zh/masks.md#gone"], repository) == 1
-    assert "must have a section { #gone }" in capsys.readouterr().out
+    assert "都必须有小节 { #gone }" in capsys.readouterr().out
 
     # A review vouches for a current translation only.
     assert translations.main(["review", "zh/masks.md", "--by", "li-wei"], repository) == 1
-    assert "docs/zh/masks.md is outdated" in capsys.readouterr().out
+    assert "docs/zh/masks.md 待更新" in capsys.readouterr().out
     _edit(chinese, "参见[注意力权重]", "参见[注意力权重]")
     assert translations.main(["update", "zh/masks.md"], repository) == 0
     assert translations.main(["review", "zh/masks.md", "--by", "li wei; rm"], repository) == 2
@@ -621,7 +618,7 @@ def test_one_section_recorded_alone_and_a_second_persons_review(repository: Path
     translations.main(["status", "--brief"], repository)
     status = capsys.readouterr().out
     assert re.search(r"^masks\.md +up to date 2/2 reviewed", status, re.MULTILINE)
-    assert "简体中文 (zh): 2 up to date, 0 outdated, 0 missing; 1 reviewed" in status
+    assert "简体中文（zh）：2 个已是最新，0 个待更新，0 个未翻译；1 个已审校" in status
     # Recording the English again keeps the review; any edit of the Chinese text undoes it.
     assert translations.main(["update", "zh/masks.md"], repository) == 0
     assert records.page_state("zh", "masks.md", docs).reviewed_by == "li-wei"
@@ -637,9 +634,9 @@ def test_a_section_translated_from_text_the_history_lacks_is_named(repository: P
     capsys.readouterr()
     assert translations.main(["diff", "zh/masks.md"], repository) == 0
     out = capsys.readouterr().out
-    assert out.startswith("docs/en/masks.md#causal: changed since it was translated. The English text it was")
-    assert "the clone may be shallow (`git fetch --unshallow`)" in out
-    assert "recorded against English text that was never committed here" in out
+    assert out.startswith("docs/en/masks.md#causal：翻译之后有改动。它当初依据的英文原文不在这个克隆的提交历史中")
+    assert "可能是浅克隆（`git fetch --unshallow`）" in out
+    assert "记录译文时依据的英文从未在这里提交过" in out
 
 
 # What an outside tester of the records found (helper session, 2026-11-26, without reading these tests): each case
@@ -678,7 +675,7 @@ def test_a_section_recorded_alone_is_checked_alone(repository: Path, capsys) -> 
         "print(mask.sum())\n```\n\n```output\ntensor(3)\n```\n\n```python\nprint(1)\n```\n\n```output\n1\n```\n",
     )
     assert translations.main(["update", "zh/masks.md#causal"], repository) == 1
-    assert "the English page has 4 code and output blocks, this page 2" in capsys.readouterr().out
+    assert "英文页面有 4 个代码块和输出块，此页面只有 2 个" in capsys.readouterr().out
     _edit(english, "see [weights]", "see [the weights]")
     assert translations.main(["update", "zh/masks.md#masks"], repository) == 0  # its own section is fine
 
@@ -704,7 +701,7 @@ def test_a_section_removed_from_english_is_listed_until_the_translation_drops_it
     state = records.page_state("zh", "masks.md", repository / "docs")
     assert (state.state, state.outdated, state.removed) == (records.OUTDATED, [], ["extra"])
     translations.main(["status", "--brief"], repository)
-    assert "zh/masks.md: removed from the English page (remove them here too): #extra" in capsys.readouterr().out
+    assert "zh/masks.md：英文页面已删除的小节（这里也要删除）：#extra" in capsys.readouterr().out
     _git(repository, "commit", "-q", "-am", "drop extra")
     summary = tmp_path_factory.mktemp("summary") / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
@@ -722,7 +719,7 @@ def test_a_renamed_id_shows_only_what_changed_and_its_old_record_goes(repository
     capsys.readouterr()
     translations.main(["diff", "zh/masks.md"], repository)
     diff = capsys.readouterr().out
-    assert "docs/en/masks.md#causal-masks: its id was #causal: give the translated heading the new id too" in diff
+    assert "docs/en/masks.md#causal-masks：它的 id 原来是 #causal：把译文标题的 id 也改成新的" in diff
     assert "-## Causal masks { #causal }\n+## Causal masks { #causal-masks }\n" in diff
     assert "+mask = torch.triu" not in diff  # the rest of the section is unchanged, not shown as new
     _edit(chinese, "{ #causal }", "{ #causal-masks }")
@@ -735,7 +732,7 @@ def test_text_before_the_title_is_named_so(repository: Path, capsys) -> None:
     english = repository / "docs" / "en" / "masks.md"
     english.write_text("<!-- a note for writers -->\n\n" + english.read_text("utf-8"), encoding="utf-8")
     translations.main(["status", "--brief"], repository)
-    assert "zh/masks.md: outdated sections: the text before the title\n" in capsys.readouterr().out
+    assert "zh/masks.md：待更新的小节：标题之前的文字\n" in capsys.readouterr().out
 
 
 def test_marking_the_same_fix_twice_says_it_is_current_already(repository: Path, capsys) -> None:
@@ -811,7 +808,7 @@ def test_a_record_change_keeps_a_windows_checkouts_line_endings(repository: Path
 
 def test_a_line_break_in_a_block_is_shown_as_such(tmp_path: Path) -> None:
     (problem,) = _problems(tmp_path, CHINESE.replace("import torch\n", "import torch as torch\n"))
-    assert "here `as`, in English `\\n`" in problem.what
+    assert "这里是 `as`，英文页面是 `\\n`" in problem.what
     assert "\n" not in problem.what
 
 
@@ -867,12 +864,22 @@ def test_the_commands_the_guide_and_templates_give_exist() -> None:
 
 
 def test_the_guides_example_message_is_what_the_check_prints(tmp_path: Path) -> None:
+    """Each guide shows what the check prints about a changed line of code: the Chinese guide a Chinese page's
+    problem, in Chinese; the English guide the same problem as a page of a language the tooling has no messages
+    in (French) gets it, in English."""
     fence = re.compile(r"^(?P<indent> *)```text\n(?P<body>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
     examples = {lang: fence.search(guide.read_text(encoding="utf-8")) for lang, guide in GUIDES.items()}
-    example = textwrap.dedent(examples["en"]["body"]).strip()
-    assert textwrap.dedent(examples["zh"]["body"]).strip() == example
-    (problem,) = _problems(tmp_path, CHINESE.replace("diagonal=1)  # 形状", "diagonal=2)  # 形状"))
-    assert re.sub(r"\.md:\d+", ".md:N", example) == re.sub(r"\.md:\d+", ".md:N", str(problem))
+    changed = CHINESE.replace("diagonal=1)  # 形状", "diagonal=2)  # 形状")
+    (tmp_path / "zh").mkdir()
+    (chinese,) = _problems(tmp_path / "zh", changed)
+    french = tmp_path / "fr" / "docs" / "fr" / "masks.md"
+    french.parent.mkdir(parents=True)
+    _project(tmp_path / "fr", {"masks.md": ENGLISH}, {})
+    french.write_text(_current(changed, ENGLISH), encoding="utf-8")
+    (english,) = translation_checks.check_page("fr", "masks.md", tmp_path / "fr")
+    for lang, problem in (("zh", chinese), ("en", english)):
+        example = textwrap.dedent(examples[lang]["body"]).strip()
+        assert re.sub(r"\.md:\d+", ".md:N", example) == re.sub(r"\.md:\d+", ".md:N", str(problem)), lang
 
 
 def test_the_translation_pull_request_template() -> None:
@@ -962,13 +969,13 @@ def test_the_messages_are_tracked_like_a_page(tmp_path: Path, capsys: pytest.Cap
     assert [problem.path for problem in translation_checks.check(root)] == ["docs/zh/a.md"]  # a.md has no record
     capsys.readouterr()
     translations.print_status(root)
-    assert "the exercise checker's messages (zh/messages.toml): up to date" in capsys.readouterr().out
+    assert "练习检查器的消息（zh/messages.toml）：已是最新" in capsys.readouterr().out
     # Updating again keeps one record, the new one.
     (root / records.MESSAGES_FOLDER / "en.toml").write_text(MESSAGES_EN + "# changed\n", encoding="utf-8")
     assert records.messages_state("zh", root) == records.OUTDATED
     translations.print_status(root)
     out = capsys.readouterr().out
-    assert "(zh/messages.toml): outdated" in out
+    assert "（zh/messages.toml）：待更新" in out
     assert "python3 dev.py translations diff zh/messages.toml" in out
     assert translations.update(["zh/messages.toml"], root) == 0
     text = (root / records.MESSAGES_FOLDER / "zh.toml").read_text(encoding="utf-8")
@@ -987,19 +994,19 @@ def test_missing_messages_in_a_complete_language_are_reported(tmp_path: Path) ->
     ("change", "what"),
     [
         (("", ""), None),
-        (('shape = "{what}的形状是 {got}，应为 {expected}"\n', ""), "[problems] has no shape"),
-        (("[labels]\n", '[labels]\nextra = "多余"\n'), "[labels] extra is not in"),
-        (("应为 {expected}", "应为 {wanted}"), "[problems] shape has the fields ['got', 'wanted', 'what']"),
-        (("`keys.shape[-1] ** 0.5`", "`keys.shape[0] ** 0.5`"), "[self_attention] scale_d_k does not show"),
+        (('shape = "{what}的形状是 {got}，应为 {expected}"\n', ""), "[problems] 中没有 shape"),
+        (("[labels]\n", '[labels]\nextra = "多余"\n'), "[labels] extra 不在"),
+        (("应为 {expected}", "应为 {wanted}"), "[problems] shape 的字段是 ['got', 'wanted', 'what']"),
+        (("`keys.shape[-1] ** 0.5`", "`keys.shape[0] ** 0.5`"), "[self_attention] scale_d_k 没有原样保留"),
         (
             (
                 "你的注意力权重太平坦了：分数要除以 `keys.shape[-1] ** 0.5`，而不是 d_k 本身。",
                 "your weights are too flat: divide the scores by `keys.shape[-1] ** 0.5`, not by d_k.",
             ),
-            "[self_attention] scale_d_k is still in English",
+            "[self_attention] scale_d_k 仍是英文",
         ),
         (("提示：", "Hint: "), None),  # one word is not prose to translate
-        (("[labels]", "[labels"), "this is not valid TOML"),
+        (("[labels]", "[labels"), "这不是有效的 TOML"),
     ],
 )
 def test_each_messages_check_can_fail(tmp_path: Path, change: tuple[str, str], what: str | None) -> None:
@@ -1071,14 +1078,14 @@ check("exercise-causal-weights", answer)
     [
         (("", ""), None),
         # The checker's language: set once, to the page's own.
-        (('\nset_language("zh")  # 此后的检查结果都用中文显示\n', "\n"), "not set to this page's language"),
-        (('set_language("zh")', 'set_language("en")'), "not set to this page's language"),
-        (("check, set_language\n", "check\n"), "not set to this page's language"),
+        (('\nset_language("zh")  # 此后的检查结果都用中文显示\n', "\n"), "没有把练习检查器的语言设为本页的语言"),
+        (('set_language("zh")', 'set_language("en")'), "没有把练习检查器的语言设为本页的语言"),
+        (("check, set_language\n", "check\n"), "没有把练习检查器的语言设为本页的语言"),
         # Its verdicts are compared; the rest of what it prints is in the page's language.
-        (("✗ exercise-causal-weights: 注意力", "✓ exercise-causal-weights: 注意力"), "block differs"),
-        (("✗ exercise-causal-weights: 注意力", "✗ exercise-causal-scores: 注意力"), "block differs"),
+        (("✗ exercise-causal-weights: 注意力", "✓ exercise-causal-weights: 注意力"), "块与英文页面"),
+        (("✗ exercise-causal-weights: 注意力", "✗ exercise-causal-scores: 注意力"), "块与英文页面"),
         # Any other code still counts.
-        (("return x\n", "return x + 1\n"), "block differs"),
+        (("return x\n", "return x + 1\n"), "块与英文页面"),
     ],
 )
 def test_a_translated_page_sets_the_checkers_language_and_shows_its_verdicts(
@@ -1087,7 +1094,7 @@ def test_a_translated_page_sets_the_checkers_language_and_shows_its_verdicts(
     chinese = CHECKER_ZH.replace(*change) if change[0] else CHECKER_ZH
     root = _project(tmp_path, {"masks.md": CHECKER_EN}, {"masks.md": chinese})
     checked = translation_checks.check_page("zh", "masks.md", root, strict=True)
-    problems = [p for p in checked if "freshness" not in p.what]
+    problems = [p for p in checked if "版本记录" not in p.what]
     if what is None:
         assert problems == []
     else:
@@ -1123,4 +1130,4 @@ def test_a_checker_message_states_ratios_the_same_way(tmp_path: Path) -> None:
     english.write_text('[labels]\nhint = "Hint: "\n[t]\nk = "the weights are 2 times too flat"\n', encoding="utf-8")
     chinese.write_text('source_hash = "0"\n[labels]\nhint = "提示："\n[t]\nk = "权重小了 2 倍"\n', encoding="utf-8")
     found = [problem.what for problem in translation_checks.check_messages("zh", tmp_path)]
-    assert any("[t] k:" in what and "comparative" in what for what in found), found
+    assert any("[t] k：" in what and "比较的说法" in what for what in found), found
