@@ -8,7 +8,9 @@ split into chunks the browser fetches only for the words a reader types.
 What is indexed: the chapter pages, the home page, the glossary and the API reference, in each language.
 Not indexed: the notebooks (each is generated from its chapter page, so it would only repeat the chapter
 under the same title), the translation status table and the 404 page; on every page, the header, the
-sidebars, the footer, heading anchors, translation banners and output blocks (long runs of numbers).
+sidebars, the footer, heading anchors, translation banners and output blocks (long runs of numbers), but for
+an output block's exception line: an error a reader pastes into the search box finds the section that shows
+it (``RuntimeError: view size is not compatible ...``), while the numbers stay out.
 
 Material's ``search`` plugin stays enabled only because its header template shows the search button
 when it is; ``overrides/partials/search.html`` replaces Material's search box with the Pagefind dialog
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from html import escape, unescape
 from pathlib import Path
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -76,6 +79,30 @@ TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)")
 QUALIFIED = re.compile(r"(?<=\w)\.(?=[A-Za-z_])")
 
 
+#: An output block, as pymdownx.highlight writes it (``.language-output``, not indexed), and the exception line
+#: that ends one when its code raises (CONTRIBUTING.md): ``ValueError: ...``, ``torch.OutOfMemoryError: ...``.
+#: A message may go on over the block's next lines; its end may be cut short with `` ...``.
+OUTPUT_BLOCK = re.compile(r'<div class="language-output[^"]*"[^>]*>.*?</pre></div>', re.DOTALL)
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning): ", re.MULTILINE)
+TAG = re.compile(r"<[^>]*>")
+
+
+def _with_errors_indexed(html: str) -> str:
+    """``html`` with the exception line of every output block that ends in one copied, as text, right after the
+    block: in the same section, outside ``.language-output``, so that Pagefind indexes it and nothing else of
+    the block."""
+
+    def error(match: re.Match[str]) -> str:
+        text = unescape(TAG.sub("", match[0]))
+        starts = list(EXCEPTION_LINE.finditer(text))
+        if not starts:
+            return match[0]
+        message = " ".join(text[starts[-1].start() :].split()).removesuffix(" ...")
+        return f'{match[0]}<p class="indexed-error">{escape(message)}</p>'
+
+    return OUTPUT_BLOCK.sub(error, html)
+
+
 def indexed_text(html: str, weight: float = 1.0) -> str:
     """The copy of a page that Pagefind indexes: every Chinese character a word of its own.
 
@@ -84,8 +111,10 @@ def indexed_text(html: str, weight: float = 1.0) -> str:
     site teaches (the browser cuts 转置 and 掩码 into single characters), so a query often matched nothing
     or the wrong page. Here the index holds single characters; ``search.js`` looks a Chinese query up by
     its characters and keeps the pages where they stand together as typed, and shows the text without
-    the spaces. The page itself is served unchanged. ``weight`` scales the page's text (``REFERENCE``).
+    the spaces. The page itself is served unchanged. ``weight`` scales the page's text (``REFERENCE``). The
+    exception lines of the output blocks are in it, as text after each block (``_with_errors_indexed``).
     """
+    html = _with_errors_indexed(html)
     html = TAG_OR_TEXT.sub(lambda m: m[1] or QUALIFIED.sub(" ", BETWEEN_HAN.sub(" ", m[2])), html)
     if weight != 1.0:
         # Pagefind's own ranking (English) reads the weight; search.js's (Chinese) reads the meta field.

@@ -14,7 +14,7 @@ from sybil import Document
 
 from docs_tools import config as site_config
 from docs_tools import records
-from docs_tools.pages import RUN, fenced_blocks, library_code
+from docs_tools.pages import INCLUDE, RUN, fenced_blocks, library_code
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -88,6 +88,21 @@ COPY_EACH = """async selector => {
 }"""
 
 
+#: A Python block of the site, with what it holds: the copy button's, Material's title's, and the code.
+BLOCKS = """selector => [...document.querySelectorAll(selector)].map(block => ({
+  copy: block.querySelectorAll("button.md-code__button[data-md-type=copy]").length,
+  title: block.querySelector(":scope > .filename")?.textContent ?? null,
+  href: block.querySelector(":scope > .filename a")?.getAttribute("href") ?? null,
+  note: block.querySelector(":scope > .filename .library-source__note")?.textContent ?? null,
+  code: block.querySelector("code").textContent,
+}))"""
+
+
+def _is_library_source(block: str) -> bool:
+    """A block that shows a section of the library (hooks/library_code.py): one ``--8<--`` line."""
+    return block.lstrip().startswith("--8<--")
+
+
 # The API reference's signatures are not snippets.
 @pytest.mark.parametrize(
     ("visited", "lang", "source"),
@@ -96,11 +111,14 @@ COPY_EACH = """async selector => {
 )
 def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, source: str) -> None:
     page, url = visited.tab, visited.url
-    blocks = _python_blocks(DOCS / lang / source)
-    buttons = page.locator("div.language-python button.md-code__button[data-md-type=copy]")
+    # Library source has no copy button (test_library_source_is_marked_and_has_no_copy_button): every other
+    # block of the page has one, which copies what Sybil runs.
+    blocks = [block for block in _python_blocks(DOCS / lang / source) if not _is_library_source(block)]
+    selector = "div.language-python:not(.library-source) button.md-code__button[data-md-type=copy]"
+    buttons = page.locator(selector)
     # Every block's button, clicked from the page's own script (one round trip for the page, not three a
     # block), with the clipboard emptied before each click so that a button that copies nothing is caught.
-    copied = page.evaluate(COPY_EACH, "div.language-python button.md-code__button[data-md-type=copy]")
+    copied = page.evaluate(COPY_EACH, selector)
     # And the first and the last button as a reader clicks them, the mouse on the button scrolled into view:
     # they are visible and nothing covers them.
     for index in sorted({0, len(copied) - 1}) if copied else []:
@@ -118,13 +136,55 @@ def test_copy_button_gives_exactly_the_code_the_suite_runs(visited, lang: str, s
                 summary.click()
     assert len(copied) == len(blocks), f"{url}: {len(copied)} copy buttons for {len(blocks)} Python blocks"
     for number, (text, block) in enumerate(zip(copied, blocks, strict=True), start=1):
-        if block.lstrip().startswith("--8<--"):
-            # Library source, included at build time (hooks/library_code.py): the reader gets that source,
-            # without docstrings, not the include line.
-            assert text.rstrip("\n") == library_code(block.strip(), ROOT), f"{url}, block {number}"
-        else:
-            # The very text Sybil runs and checks, with no prompts and no output lines.
-            assert text.rstrip("\n") == block.rstrip("\n"), f"{url}, block {number}"
+        # The very text Sybil runs and checks, with no prompts and no output lines.
+        assert text.rstrip("\n") == block.rstrip("\n"), f"{url}, block {number}"
+
+
+@pytest.mark.parametrize(
+    ("visited", "lang", "source"),
+    [((_url(lang, source), "1280"), lang, source) for lang in LANGUAGES for source in SOURCES if source != "api.md"],
+    indirect=["visited"],
+)
+def test_library_source_is_marked_and_has_no_copy_button(visited, lang: str, source: str) -> None:
+    """Library source on a page is there to read: pasted into the page's session, it would replace the class the
+    page imported with one that lacks the library's own imports, and every later block would fail. So it has no
+    copy button, and its title names the file, linked to the lines shown, with a note in the page's language to
+    import it; every other Python block keeps its copy button and has no such title."""
+    url = visited.url
+    blocks = _python_blocks(DOCS / lang / source)
+    shown = visited.tab.evaluate(BLOCKS, "div.language-python")
+    assert len(shown) == len(blocks), f"{url}: {len(shown)} Python blocks on the page, {len(blocks)} in its source"
+    note = site_config.extra(lang)["library_source"]["note"]
+    # In the reader's language: a translation has its own note, not the English one.
+    assert lang == site_config.SOURCE or note != site_config.extra(site_config.SOURCE)["library_source"]["note"]
+    repository = site_config.addresses()[1]
+    for number, (block, on_screen) in enumerate(zip(blocks, shown, strict=True), start=1):
+        where = f"{url}, Python block {number}"
+        if not _is_library_source(block):
+            assert on_screen["copy"] == 1, f"{where}: {on_screen['copy']} copy buttons"
+            assert on_screen["title"] is None, f"{where}: has a title, as library source does"
+            continue
+        path = INCLUDE.match(block.strip())["path"]
+        code = library_code(block.strip(), ROOT)
+        assert on_screen["copy"] == 0, f"{where}: library source with a copy button"
+        assert on_screen["code"].rstrip("\n") == code, where
+        assert on_screen["title"] == f"{path} {note}", where
+        # The link opens the file in the repository at the lines shown: its first and last line of code.
+        link = re.fullmatch(rf"{re.escape(repository)}/blob/main/{re.escape(path)}#L(\d+)-L(\d+)", on_screen["href"])
+        assert link is not None, f"{where}: {on_screen['href']}"
+        lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
+        first, last = int(link[1]), int(link[2])
+        shown_lines = [line.strip() for line in code.splitlines() if line.strip()]
+        assert (lines[first - 1].strip(), lines[last - 1].strip()) == (shown_lines[0], shown_lines[-1]), where
+
+
+def test_every_library_source_block_is_visited() -> None:
+    """The test above sees library source: the pages include some, in every language."""
+    for lang in LANGUAGES:
+        included = [
+            block for source in SOURCES for block in _python_blocks(DOCS / lang / source) if _is_library_source(block)
+        ]
+        assert len(included) >= 10, f"{lang}: {len(included)} blocks of library source"
 
 
 @pytest.mark.parametrize("visited", [(lang_prefix + "masks/", "1280") for lang_prefix in ("", "zh/")], indirect=True)

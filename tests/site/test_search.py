@@ -131,6 +131,39 @@ def test_chinese_search_puts_the_chapter_first_or_second(reader, base_url: str, 
     assert all(query in text for text in excerpts), excerpts
 
 
+#: Error messages a page shows only in an output block, where it shows what a block raises: (the page the reader
+#: is on, the message as pasted from a terminal, the page and the section that show it). Output blocks are not
+#: indexed (their numbers would only be noise), but their exception lines are (hooks/search.py).
+ERRORS = [
+    ("", "view size is not compatible", "multi-head/", "contiguous"),
+    ("", "No available kernel. Aborting execution", "attention-backends/", "force"),
+    ("zh/", "view size is not compatible", "zh/multi-head/", "contiguous"),
+    ("zh/", "No available kernel. Aborting execution", "zh/attention-backends/", "force"),
+]
+#: Pagefind's own answer for a query: the first page, and the sections of it that hold the words.
+FIRST_RESULT = """async ([pagefind, query]) => {
+  const found = await (await import(pagefind)).search(query);
+  const first = await found.results[0].data();
+  return { url: first.url, sections: first.sub_results.map((section) => section.url) };
+}"""
+
+
+@pytest.mark.parametrize(
+    ("visited", "query", "expected", "section"),
+    [
+        pytest.param((start, "1280"), query, page, section, id=f"{start}{query}")
+        for start, query, page, section in ERRORS
+    ],
+    indirect=["visited"],
+)
+def test_an_error_message_finds_the_section_that_shows_it(reader, base_url: str, query, expected, section) -> None:
+    found = _search(reader, base_url, query, typed=True)
+    assert found[:1] == [expected], f"{query!r}: {found}"
+    first = reader.evaluate(FIRST_RESULT, [base_url + "pagefind/pagefind.js", query])
+    assert _within(base_url, first["url"]) == expected
+    assert any(urlsplit(url).fragment == section for url in first["sections"]), f"{query!r}: {first['sections']}"
+
+
 def test_search_downloads_nothing_until_the_reader_opens_it(page, base_url: str) -> None:
     requests = []
     page.on("request", lambda request: requests.append(_within(base_url, request.url)))
@@ -214,3 +247,26 @@ def test_the_index_holds_every_page_or_the_build_fails(tmp_path: Path) -> None:
     (tmp_path / "zh" / "index.html").write_text(page("zh", '<div class="md-sidebar">注意力权重</div>'), "utf-8")
     with pytest.raises(PluginError, match=r"indexed 1 of the 2 pages .*index\.html, zh/index\.html"):
         search._index(tmp_path, pages)
+
+
+def test_only_the_exception_line_of_an_output_block_is_indexed() -> None:
+    """The copy Pagefind reads holds an output block's exception line (its message on the lines after it
+    included, the cut `` ...`` not), as text after the block, where ``.language-output`` does not hide it; the
+    numbers of a block stay out, and a block that raises nothing adds nothing."""
+    from hooks import search
+
+    numbers = (
+        '<div class="language-output highlight"><pre><span></span><code>tensor([0.4419, 0.6515])\n</code></pre></div>'
+    )
+    raised = (
+        '<div class="language-output highlight"><pre><span></span><code>Traceback (most recent call last):\n'
+        "  ...\nValueError: x has batch size 1, but the KV cache holds 2 sequences; a\ncache continues the"
+        " same sequences ...\n</code></pre></div>"
+    )
+    indexed = search.indexed_text(f"<h2 id='errors'>Errors</h2>{numbers}<p>Between.</p>{raised}")
+    after = indexed.split("</pre></div>")
+    assert after[1] == "<p>Between.</p>" + raised.split("</pre></div>")[0]
+    assert after[2] == (
+        '<p class="indexed-error">ValueError: x has batch size 1, but the KV cache holds 2 sequences; a cache'
+        " continues the same sequences</p>"
+    )

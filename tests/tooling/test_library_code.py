@@ -123,6 +123,46 @@ def test_the_hook_expands_an_include_keeping_its_indent_and_names_the_page_of_a_
         hook.on_page_markdown('```python\n--8<-- "attention_lib/gone.py:X"\n```\n', page, None, None)
 
 
+def test_the_hook_marks_library_source_links_its_lines_and_leaves_no_copy_button() -> None:
+    """The built block has Material's title, the file's path linked to the lines shown, the note in the page's
+    language, and the ``no-copy`` class, so that Material gives it no copy button (tests/site/test_browser.py
+    checks the pages in the browser)."""
+    import markdown
+
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="zh/masks.md"))
+    include = '--8<-- "attention_lib/causal.py:CausalAttention"'
+    expanded = hook.on_page_markdown(f"```python\n{include}\n```\n", page, None, None)
+    renderer = markdown.Markdown(
+        extensions=["attr_list", "pymdownx.highlight", "pymdownx.superfences"],
+        extension_configs={"pymdownx.highlight": {"pygments_lang_class": True}},
+    )
+    words = {"note": "库的源码", "link_title": "{path}: {first}-{last}"}
+    config = SimpleNamespace(extra={"library_source": words, "repository": "https://github.com/o/r/"})
+    html = hook.on_page_content(renderer.convert(expanded), page, config, None)
+    shown = [number for number, text in library_section(include, ROOT)[1] if text.strip()]
+    first, last = shown[0], shown[-1]
+    assert html.startswith('<div class="language-python no-copy library-source highlight"')
+    assert (
+        f'<span class="filename"><a href="https://github.com/o/r/blob/main/attention_lib/causal.py#L{first}-L{last}"'
+        f' title="attention_lib/causal.py: {first}-{last}">attention_lib/causal.py</a>'
+        ' <span class="library-source__note">库的源码</span></span><pre>'
+    ) in html
+    lines = (ROOT / "attention_lib" / "causal.py").read_text(encoding="utf-8").splitlines()
+    assert lines[first - 1].strip() == "class CausalAttention(nn.Module):"
+    # A block the hook did not title (another Markdown extension's, say) fails the build rather than show untitled.
+    untitled = '<div class="language-python no-copy library-source highlight"><pre><code>x</code></pre></div>'
+    with pytest.raises(PluginError, match=r"zh/masks.md: 1 blocks of library source, but 0 of them"):
+        hook.on_page_content(untitled, page, config, None)
+
+
+def test_an_include_is_the_only_line_of_its_block() -> None:
+    """An include beside other code would show library source in a block that also runs, or runs as pasted."""
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="en/masks.md"))
+    mixed = '# A\n\n```python\nx = 1\n--8<-- "attention_lib/causal.py:CausalAttention"\n```\n'
+    with pytest.raises(PluginError, match=r"en/masks.md:5: --8<-- .* must be the only line of its ```python block"):
+        hook.on_page_markdown(mixed, page, None, None)
+
+
 INCLUDES = sorted(
     {
         line.strip()
