@@ -41,18 +41,23 @@ def _context() -> Any:
     return context
 
 
-def _run_kernel(argv: list[str], cwd: str, env: dict[str, str]) -> None:
-    """The forked child: becomes the kernel that ``python -m ipykernel_launcher <argv>`` would start."""
-    os.setsid()  # a process group of its own, as Jupyter gives a kernel, so that signals reach only it
+def _start_in(cwd: str, env: dict[str, str]) -> None:
+    """A forked child starts where, and with the environment, a new process would."""
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
-    # torch read OMP_NUM_THREADS when the forkserver imported it; a kernel started afresh reads its own.
+    # torch read OMP_NUM_THREADS when the forkserver imported it; a process started afresh reads its own.
     threads = env.get("OMP_NUM_THREADS", "")
     if threads.isdigit() and int(threads) > 0:
         import torch
 
         torch.set_num_threads(int(threads))
+
+
+def _run_kernel(argv: list[str], cwd: str, env: dict[str, str]) -> None:
+    """The forked child: becomes the kernel that ``python -m ipykernel_launcher <argv>`` would start."""
+    os.setsid()  # a process group of its own, as Jupyter gives a kernel, so that signals reach only it
+    _start_in(cwd, env)
     from ipykernel.kernelapp import launch_new_instance
 
     # The process the kernel outlives by no more than a moment (Jupyter sets it through JPY_PARENT_PID, read
@@ -115,14 +120,7 @@ class ForkedKernelManager(AsyncKernelManager):
 
 def _run_script(script: str, cwd: str, env: dict[str, str], out: str, err: str) -> None:
     """The forked child: runs ``script`` as ``python script`` would, its output into the files ``out``, ``err``."""
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    threads = env.get("OMP_NUM_THREADS", "")
-    if threads.isdigit() and int(threads) > 0:
-        import torch
-
-        torch.set_num_threads(int(threads))
+    _start_in(cwd, env)
     # multiprocessing flushes these when the child ends, and prints an uncaught exception to sys.stderr.
     sys.stdout = open(out, "w", encoding="utf-8")  # noqa: SIM115 (open until the process ends)
     sys.stderr = open(err, "w", encoding="utf-8")  # noqa: SIM115
