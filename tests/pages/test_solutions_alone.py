@@ -8,16 +8,19 @@ folder) and nothing else: no import from the page, no input it built. A predict-
 question shows code (a module to predict, say) runs that code first: it is the block right above the
 answer, which the answer continues.
 
-What it prints must be what the English page shows under the solution: the code is the same in every
-language, and a fresh Python's checker answers in English until ``set_language`` says otherwise (a Chinese
+The English solutions run; a translated solution is the same code with its comments translated (a test
+checks that token by token), so each runs once. What it prints must be what the English page shows under
+the solution: the code is the same in every language, and a fresh Python's checker answers in English until ``set_language`` says otherwise (a Chinese
 page calls it once, in the first block of its Exercises section).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,6 +88,23 @@ SOLUTIONS = [solution for lang in LANGUAGES for page in PAGES for solution in _s
 ENGLISH = {(solution.page, solution.exercise): solution for solution in SOLUTIONS if solution.lang == "en"}
 
 
+def _without_comments(code: str) -> list[tuple[int, str]]:
+    """The code's tokens, comments and layout left out: what runs."""
+    ignored = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING}
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    return [(token.type, token.string) for token in tokens if token.type not in ignored]
+
+
+def test_every_translated_solution_runs_what_the_english_one_runs() -> None:
+    """So running the English solutions alone runs every language's: a translated solution differs from the
+    English one in its comments only."""
+    for solution in SOLUTIONS:
+        english = ENGLISH[solution.page, solution.exercise]
+        assert [_without_comments(code) for code in solution.code] == [
+            _without_comments(code) for code in english.code
+        ], f"docs/{solution.lang}/{solution.page}.md#{solution.exercise}: other code than the English solution"
+
+
 def test_every_folded_solution_is_collected() -> None:
     """The collection cannot come out empty or short: it holds one solution for every ``??? success`` fold of
     every chapter, counted on the raw text, and each has code."""
@@ -105,7 +125,7 @@ def _run(code: tuple[str, ...], folder: Path) -> subprocess.CompletedProcess[str
     return run_script(script, {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONIOENCODING": "utf-8"})
 
 
-@pytest.mark.parametrize("solution", SOLUTIONS, ids=[f"{s.lang}/{s.page}.md#{s.exercise}" for s in SOLUTIONS])
+@pytest.mark.parametrize("solution", ENGLISH.values(), ids=[f"{s.page}.md#{s.exercise}" for s in ENGLISH.values()])
 def test_a_solution_runs_alone_in_a_fresh_python(solution: Solution, tmp_path: Path) -> None:
     result = _run(solution.code, tmp_path)
     where = f"docs/{solution.lang}/{solution.page}.md, #{solution.exercise}"
