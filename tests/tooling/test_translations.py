@@ -1078,9 +1078,12 @@ check("exercise-causal-weights", answer)
     [
         (("", ""), None),
         # The checker's language: set once, to the page's own.
-        (('\nset_language("zh")  # 此后的检查结果都用中文显示\n', "\n"), "没有把练习检查器的语言设为本页的语言"),
-        (('set_language("zh")', 'set_language("en")'), "没有把练习检查器的语言设为本页的语言"),
-        (("check, set_language\n", "check\n"), "没有把练习检查器的语言设为本页的语言"),
+        (
+            ('\nset_language("zh")  # 此后的检查结果都用中文显示\n', "\n"),
+            "练习检查器的语言应当在此页面中设为本页语言，并且只设置一次",
+        ),
+        (('set_language("zh")', 'set_language("en")'), "练习检查器的语言应当在此页面中设为本页语言，并且只设置一次"),
+        (("check, set_language\n", "check\n"), "练习检查器的语言应当在此页面中设为本页语言，并且只设置一次"),
         # Its verdicts are compared; the rest of what it prints is in the page's language.
         (("✗ exercise-causal-weights: 注意力", "✓ exercise-causal-weights: 注意力"), "块与英文页面"),
         (("✗ exercise-causal-weights: 注意力", "✗ exercise-causal-scores: 注意力"), "块与英文页面"),
