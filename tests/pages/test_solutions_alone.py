@@ -10,8 +10,9 @@ answer, which the answer continues.
 
 The English solutions run; a translated solution is the same code with its comments translated (a test
 checks that token by token), so each runs once. What it prints must be what the English page shows under
-the solution: the code is the same in every language, and a fresh Python's checker answers in English until ``set_language`` says otherwise (a Chinese
-page calls it once, in the first block of its Exercises section).
+the solution: the code is the same in every language, and a fresh Python's checker answers in English
+until ``set_language`` says otherwise (a Chinese page calls it once, in the first block of its Exercises
+section).
 """
 
 from __future__ import annotations
