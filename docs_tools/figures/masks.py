@@ -12,6 +12,14 @@ from docs_tools.figures._svg import FONT, HEAD_COLORS, INK, MONO, MUTED, bars, s
 from docs_tools.figures.words import words_in
 
 
+def _cell(x: float, y: float, cell: int, fill: str, mark: str, baseline: int) -> list[str]:
+    """One cell of a mask's grid: its square, and its mark (what hides it), if any, ``baseline`` below its top."""
+    square = f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="#ffffff"/>'
+    if not mark:
+        return [square]
+    return [square, f'<text x="{x + cell / 2}" y="{y + baseline}" text-anchor="middle" fill="{MUTED}">{mark}</text>']
+
+
 def causal_and_padding(lang: str) -> str:
     """The combined mask of 6 tokens under right padding (attention_lib's padding_mask) and under left
     padding: which keys each query attends to, which the causal mask hides and which the padding hides."""
@@ -39,13 +47,7 @@ def causal_and_padding(lang: str) -> str:
             body.append(f'<text x="{x0 + label - 8}" y="{y + 18}" text-anchor="end">{i}</text>')
             for j in range(n):
                 kind = "padding" if bool(padding[0, j]) else "causal" if bool(causal[i, j]) else "attended"
-                x = x0 + label + j * cell
-                body.append(
-                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colors[kind]}" stroke="#ffffff"/>'
-                )
-                if marks[kind]:
-                    mark = f'x="{x + cell / 2}" y="{y + 18}" text-anchor="middle" fill="{MUTED}"'
-                    body.append(f"<text {mark}>{marks[kind]}</text>")
+                body += _cell(x0 + label + j * cell, y, cell, colors[kind], marks[kind], baseline=18)
     legend = top + n * cell + 24
     # Under the left-padded grid, whose rows 0 and 1 it explains, each line no wider than the grid.
     for row, line in enumerate(words["empty_rows"].split("\n")):
@@ -227,13 +229,7 @@ def attention_kinds(lang: str) -> str:
             for j, key in enumerate(keys):
                 padded = key in source and bool(source_padding[source.index(key)])
                 kind = "padding" if padded else "causal" if title == "dec_self" and bool(causal[i, j]) else "attended"
-                x = left + label + j * cell
-                body.append(
-                    f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{colors[kind]}" stroke="#ffffff"/>'
-                )
-                if marks[kind]:
-                    mark = f'x="{x + cell / 2}" y="{y + 14}" text-anchor="middle" fill="{MUTED}"'
-                    body.append(f"<text {mark}>{marks[kind]}</text>")
+                body += _cell(left + label + j * cell, y, cell, colors[kind], marks[kind], baseline=14)
         heading = f'x="{text_x}" y="{y0 + 10}" font-size="13" font-weight="bold"'
         body.append(f"<text {heading}>{escape(words[title])}</text>")
         for row, line in enumerate(lines):
