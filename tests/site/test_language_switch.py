@@ -60,12 +60,32 @@ def _switch(page, base_url: str, start: str, section: str | None, *, scroll: boo
         page.evaluate(SETTLED)
     documents = []
     page.on("response", lambda response: response.request.resource_type == "document" and documents.append(response))
-    page.locator(".md-select > button").hover()  # the language menu opens on hover (and on focus)
     other = page.locator("a.md-select__link:not([hreflang='{}'])".format("zh" if start.startswith("zh/") else "en"))
     with page.expect_navigation():
-        other.click()
+        _click_in_the_menu(page, other)
     page.wait_for_load_state("load")
     return documents
+
+
+#: The menu has opened: its transitions are over, and the pointer over the link's middle would hit the link.
+MENU_OPEN = """link => Promise.all(link.closest('.md-select').getAnimations({subtree: true}).map(a => a.finished))
+  .then(() => {
+    const box = link.getBoundingClientRect();
+    return document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2)?.closest('a') === link;
+  })"""
+
+
+def _click_in_the_menu(page, link) -> None:
+    """Open the language menu and click ``link`` in it, as a reader does: the pointer moves onto the button,
+    then, once the menu has opened, onto the link, and clicks; the page does not move. (Playwright's own click
+    scrolls whatever it finds covered into view, and a menu that is still fading in is covered: on a busy
+    machine it scrolled the page up to make the sticky header's link "visible", a section before the one
+    being read.)"""
+    page.locator(".md-select > button").hover()  # the language menu opens on hover (and on focus)
+    link.wait_for(state="visible")
+    page.wait_for_function(MENU_OPEN, arg=link.element_handle())
+    box = link.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
 
 
 def _lands_on(page, base_url: str, target: str, section: str | None) -> None:
