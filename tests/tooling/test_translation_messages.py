@@ -120,7 +120,7 @@ def _replace(old: str, new: str) -> Callable[[str], str]:
             "[cli] not_recorded 的字段是 ['number', 'shown']，英文消息的字段是 ['count', 'shown']",
         ),
         (_replace("{en_path}:{en_line}，id {id!r}", "{en_path}:{en_line}，id {ids!r}"), "messages_fields", None),
-        (_replace("从 {en_path} 的", "从 {英文路径} 的"), "messages_fields", None),
+        (_replace("把 {en_path} 的", "把 {英文路径} 的"), "messages_fields", None),
         (_replace("`git fetch --unshallow`）。请", "git fetch --unshallow）。请"), "messages_code", None),
         (_replace("全部翻译检查均已通过。", "All translation checks passed."), "messages_english", None),
         (_replace("[words]\n", '[words]\nextra = "多余"\n'), "messages_extra_key", "[words] extra 不在"),
@@ -422,11 +422,11 @@ def test_the_glossary_that_cannot_be_read_is_named_in_its_language(tmp_path: Pat
                 "    如何修复：代码和输出永远不翻译（只有 # 注释可以翻译）：请从英文页面复制。",
                 "未记录：请先修复 docs/zh/masks.md 中上面列出的 1 个问题。",
                 "",
-                "1 个问题。CONTRIBUTING.zh-CN.md 解释了每一条规则。",
+                "共 1 个问题。每条规则的说明见 CONTRIBUTING.zh-CN.md。",
                 "docs/zh/masks.md 现已记录 docs/en/masks.md 的全部小节：已是最新。",
                 "docs/zh/masks.md 已是最新：翻译之后，它的英文原文没有改动。",
                 "docs/en/masks.md 没有小节 'nowhere'。它的小节有：masks、causal",
-                "translations review：--by 'li wei'：应为审校者的 GitHub 用户名，例如 li-wei",
+                "translations review：--by 'li wei'：这里应填写审校者的 GitHub 用户名，例如 li-wei",
                 "docs/zh/masks.md 已标记为由 li-wei 审校：在译文改动之前，翻译状态页面会一直显示这个标记。",
                 "全部翻译检查均已通过。",
             ],
@@ -489,7 +489,7 @@ def test_the_status_details_follow_each_languages_own(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(
     ("locale", "said"),
-    [("zh", "front matter 不是有效的 YAML（是不是记录中有合并冲突？"), ("fr", "its front matter is not valid YAML")],
+    [("zh", "front matter 不是有效的 YAML（可能是版本记录中有合并冲突："), ("fr", "its front matter is not valid YAML")],
 )
 def test_a_conflicted_record_is_named_in_the_pages_language(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], locale: str, said: str

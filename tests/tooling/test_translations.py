@@ -634,8 +634,8 @@ def test_a_section_translated_from_text_the_history_lacks_is_named(repository: P
     capsys.readouterr()
     assert translations.main(["diff", "zh/masks.md"], repository) == 0
     out = capsys.readouterr().out
-    assert out.startswith("docs/en/masks.md#causal：翻译之后有改动。它当初依据的英文原文不在这个克隆的提交历史中")
-    assert "可能是浅克隆（`git fetch --unshallow`）" in out
+    assert out.startswith("docs/en/masks.md#causal：翻译之后英文原文有改动。译文当初依据的英文原文不在当前克隆的提交历史中")
+    assert "可能是浅克隆（运行 `git fetch --unshallow`）" in out
     assert "记录译文时依据的英文从未在这里提交过" in out
 
 
@@ -719,7 +719,7 @@ def test_a_renamed_id_shows_only_what_changed_and_its_old_record_goes(repository
     capsys.readouterr()
     translations.main(["diff", "zh/masks.md"], repository)
     diff = capsys.readouterr().out
-    assert "docs/en/masks.md#causal-masks：它的 id 原来是 #causal：把译文标题的 id 也改成新的" in diff
+    assert "docs/en/masks.md#causal-masks：它的 id 原来是 #causal，请把译文标题的 id 也改成新的" in diff
     assert "-## Causal masks { #causal }\n+## Causal masks { #causal-masks }\n" in diff
     assert "+mask = torch.triu" not in diff  # the rest of the section is unchanged, not shown as new
     _edit(chinese, "{ #causal }", "{ #causal-masks }")
@@ -850,6 +850,18 @@ def test_both_guides_have_the_same_sections() -> None:
                   "### The glossary rule", "### How a translation is reviewed", "native speaker",
                   "### Adding a language", "?template=translation.md"):  # fmt: skip
         assert topic in text, topic
+
+
+def test_adding_a_language_names_every_part_of_the_config_a_language_translates() -> None:
+    """What a new language must translate in ``mkdocs.yml``, the guides list in full: each key of ``extra``
+    that ``zh`` overrides, and its navigation titles, so that no part of the site stays English unnoticed."""
+    (zh,) = [entry for entry in site_config._i18n_languages(site_config.config()) if entry["locale"] == "zh"]
+    keys = {f"`{key}`" for key in zh["extra"]} | {"`nav_translations`"}
+    assert {"`library_source`", "`not_found`", "`notebook`"} <= keys
+    for lang, guide in GUIDES.items():
+        section = guide.read_text(encoding="utf-8").split("### ")
+        (adding,) = [part for part in section if part.startswith(("Adding a language", "添加一种语言"))]
+        assert {key for key in keys if key not in adding} == set(), lang
 
 
 def test_the_commands_the_guide_and_templates_give_exist() -> None:
@@ -1133,4 +1145,4 @@ def test_a_checker_message_states_ratios_the_same_way(tmp_path: Path) -> None:
     english.write_text('[labels]\nhint = "Hint: "\n[t]\nk = "the weights are 2 times too flat"\n', encoding="utf-8")
     chinese.write_text('source_hash = "0"\n[labels]\nhint = "提示："\n[t]\nk = "权重小了 2 倍"\n', encoding="utf-8")
     found = [problem.what for problem in translation_checks.check_messages("zh", tmp_path)]
-    assert any("[t] k：" in what and "比较的说法" in what for what in found), found
+    assert any("[t] k：" in what and "比较式的写法" in what for what in found), found
