@@ -489,7 +489,10 @@ def test_the_status_details_follow_each_languages_own(tmp_path: Path, capsys: py
 
 @pytest.mark.parametrize(
     ("locale", "said"),
-    [("zh", "front matter 不是有效的 YAML（可能是版本记录中有合并冲突："), ("fr", "its front matter is not valid YAML")],
+    [
+        ("zh", "front matter 不是有效的 YAML（可能是版本记录中有合并冲突："),
+        ("fr", "its front matter is not valid YAML"),
+    ],
 )
 def test_a_conflicted_record_is_named_in_the_pages_language(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], locale: str, said: str
