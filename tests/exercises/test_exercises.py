@@ -1903,3 +1903,23 @@ def test_chinese_messages_put_no_space_between_chinese_characters(exercise: str)
     text = str(diagnose(exercise, _answer(RIGHT[exercise]), lang="zh"))
     chinese = r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
     assert not re.search(rf"{chinese} +{chinese}", text.replace("\n    ", "")), text
+
+
+def test_a_learners_first_check_imports_nothing_heavy() -> None:
+    """A fresh Python's first check answers at once: restoring torch's settings after it does not call
+    ``torch.use_deterministic_algorithms`` when nothing changed, whose first call imports torch._inductor and
+    torch._dynamo (1.3 s, then more than the check itself)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from attention_exercises import check\n"
+        "def answer(inputs): return inputs @ inputs.T\n"
+        "check('exercise-all-scores', answer)\n"
+        "print(sorted(name for name in ('torch._dynamo', 'torch._inductor') if name in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0].startswith("✓ exercise-all-scores")
+    assert result.stdout.splitlines()[-1] == "[]"
