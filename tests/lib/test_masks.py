@@ -9,7 +9,6 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
-from torch.nn.attention.bias import causal_lower_right, causal_upper_left
 
 import attention_lib as al
 
@@ -43,6 +42,10 @@ def test_causal_mask_with_fewer_queries_than_keys_puts_them_where_align_says() -
 
 @given(num_queries=st.integers(1, 9), num_keys=st.integers(1, 9), align=st.sampled_from(["lower_right", "upper_left"]))
 def test_causal_mask_is_pytorchs_causal_bias_inverted(num_queries: int, num_keys: int, align: str) -> None:
+    # Imported here: torch.nn.attention.bias imports torch._dynamo (about 1.5 s), which every process that
+    # only collects this file would pay for.
+    from torch.nn.attention.bias import causal_lower_right, causal_upper_left
+
     variant = {"lower_right": causal_lower_right, "upper_left": causal_upper_left}[align]
     with warnings.catch_warnings():  # torch warns that lower_right leaves rows empty when queries outnumber keys
         warnings.simplefilter("ignore", UserWarning)
