@@ -21,6 +21,7 @@ from ._core import (
     layers_match,
     linear_named,
     module_from,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -96,7 +97,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         d_in, d_out = 2 + seed % 3, 1 + seed % 4
         context_length = 4 + seed % 5
         b, n = 1 + seed % 2, 2 + seed % (context_length - 1)
-        torch.manual_seed(seed)
+        seed_weights(seed)
         module = _causal_head(answer, d_in, d_out, context_length)
         reference = CausalAttention(d_in, d_out, context_length, 0.0)
         _load(module, reference.state_dict())

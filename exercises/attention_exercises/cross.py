@@ -15,6 +15,7 @@ from ._core import (
     call,
     expect,
     hinted,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -42,7 +43,7 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # shows and is not scaling by d_kq.
         t1, d_kq, d_v = 2 + seed % 4, 2 + seed % 3, 1 + seed % 4
         t2, d_in = t1 + 1 + seed % 3, d_kq + 1 + 2 * (seed % 2)
-        torch.manual_seed(seed)
+        seed_weights(seed)
         reference = CrossAttention(d_in, d_kq, d_v)
         # Even seeds unbatched, odd ones batched (b = 2 or 3).
         batch = () if seed % 2 == 0 else (2 + (seed // 2) % 2,)

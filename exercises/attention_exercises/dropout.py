@@ -22,6 +22,7 @@ from ._core import (
     expect,
     later_calls,
     module_from,
+    seed_weights,
 )
 from ._messages import Messages, messages
 
@@ -54,9 +55,9 @@ def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         g = torch.Generator().manual_seed(seed)
         weights, p = _weights(seed, g), RATES[seed % len(RATES)]
         # The elements F.dropout keeps with this seed, and what it returns.
-        torch.manual_seed(seed)
+        seed_weights(seed)
         keep = F.dropout(torch.ones_like(weights), p) != 0
-        torch.manual_seed(seed)
+        seed_weights(seed)
         expected = F.dropout(weights, p)
         kept = weights * keep
         sums = kept.sum(dim=-1, keepdim=True)
@@ -85,7 +86,7 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # a mask left at its full size shows.
         num_tokens = n - seed % 3
         p = RATES[seed % len(RATES)]
-        torch.manual_seed(seed)
+        seed_weights(seed)
         module = call(answer, d_in, d_out, n, p)
         if not isinstance(module, nn.Module):
             name = getattr(answer, "__name__", "answer")
@@ -109,7 +110,7 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         def run(model: Any, mode: bool) -> Any:
             # The same seed before each call: the same elements dropped.
             model.train(mode)
-            torch.manual_seed(seed)
+            seed_weights(seed)
             with torch.no_grad():
                 return call(model, x, wrong=unsliced)
 
@@ -178,7 +179,7 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
         module.train()
         drawn = []
         for trial in range(trials):
-            torch.manual_seed(1000 * seed + trial)
+            seed_weights(1000 * seed + trial)
             drawn.append(call(module, x))
     shown = weights > 1e-6  # the weights that dropout may drop
     kept_count = 0

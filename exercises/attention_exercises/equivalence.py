@@ -22,6 +22,7 @@ from ._core import (
     call,
     close,
     expect,
+    seed_weights,
     shares_memory,
     values_on,
 )
@@ -97,7 +98,7 @@ def _copy_into_torch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         d = num_heads * head_dim
         b, t = 1 + seed % 2, 2 + seed % 4
         qkv_bias = seed % 2 == 1
-        torch.manual_seed(seed)
+        seed_weights(seed)
         mha = MultiHeadAttention(d, d, 8, 0.0, num_heads, qkv_bias).eval()
         torch_mha = nn.MultiheadAttention(d, num_heads, batch_first=True)
         torch_mha.eval()

@@ -23,6 +23,7 @@ from ._core import (
     later_calls,
     layers_match,
     module_from,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -144,7 +145,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         h, g = _HEADS[seed % len(_HEADS)]
         head_dim, d_in = 2 + seed % 2, 3 + seed % 3
         b, t, d_out = 1 + seed % 2, 2 + seed % 4, h * head_dim
-        torch.manual_seed(seed)
+        seed_weights(seed)
         module = module_from(answer, d_in, d_out, h, g)
         reference = GroupedQueryAttention(d_in, d_out, 0.0, h, g)
         for name in ("W_query", "W_key", "W_value", "out_proj"):

@@ -20,6 +20,7 @@ from ._core import (
     call,
     expect,
     hinted,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -122,7 +123,7 @@ def _cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         b, num_heads, head_dim = 1 + seed % 2, 1 + seed % 3, 2 + seed % 3
         n, d_out = 5 + seed % 5, num_heads * head_dim
-        torch.manual_seed(seed)
+        seed_weights(seed)
         mha = MultiHeadAttention(d_out, d_out, n, 0.0, num_heads)
         x = torch.randn(b, n, d_out)
         # The library's context vectors, taken before out_proj mixes them.
@@ -303,7 +304,7 @@ def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     for seed in range(COUNT):
         b, num_heads, head_dim = 1 + seed % 2, 1 + seed % 3, 2 + seed % 3
         n, d_out = 5 + seed % 5, num_heads * head_dim
-        torch.manual_seed(seed)
+        seed_weights(seed)
         mha = MultiHeadAttention(d_out, d_out, n, 0.0, num_heads)
         # Room for 1 to 3 more tokens than a sequence: empty slots remain.
         shape = (b, num_heads, n + 1 + seed % 3, head_dim)

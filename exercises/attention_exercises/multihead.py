@@ -28,6 +28,7 @@ from ._core import (
     later_calls,
     layers_match,
     linear_named,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -131,7 +132,7 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> Later:
         h, hd = SIZES[seed % len(SIZES)]
         b, t, d_in, d_out = 1 + seed % 2, 2 + seed % 4, 2 + seed % 3, h * hd
-        torch.manual_seed(seed)
+        seed_weights(seed)
         module = call(answer, d_in, d_out, h)
         if not isinstance(module, nn.Module):
             name = getattr(answer, "__name__", "answer")

@@ -32,6 +32,7 @@ from ._core import (
     later_calls,
     linear_named,
     module_from,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -45,7 +46,7 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # d_out never 1: with one feature, the scale by 3 * d_out and a
         # mixed-up order show less.
         d_in, d_out = 2 + seed % 3, 2 + (seed + 1) % 3
-        torch.manual_seed(seed)
+        seed_weights(seed)
         module = module_from(answer, d_in, d_out)
         reference = SelfAttentionV2(d_in, d_out)
         layer = linear_named(module, "W_qkv", d_in, 3 * d_out)
@@ -137,7 +138,7 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         num_heads = 1 + size % 3
         embed_dim = num_heads * (1 + (size // 3) % 3)
         b, t = 1 + size % 2, 2 + size % 5
-        torch.manual_seed(seed)
+        seed_weights(seed)
         mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
         # The tokens' vectors are trained through it too.
         x = (2 * torch.randn(b, t, embed_dim, generator=g)).requires_grad_()

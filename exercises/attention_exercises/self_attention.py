@@ -26,6 +26,7 @@ from ._core import (
     linear_named,
     module_from,
     rows_sum_to_one,
+    seed_weights,
     shares_memory,
     values_on,
 )
@@ -49,7 +50,7 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
     def once(seed: int) -> Later:
         d_in, d_out, n = _sizes(seed)
-        torch.manual_seed(seed)
+        seed_weights(seed)
         module = module_from(answer, d_in, d_out)
         reference = SelfAttentionV2(d_in, d_out)
         g = torch.Generator().manual_seed(seed)
@@ -114,7 +115,7 @@ def _copy_v2_into_v1(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         d_in, d_out, n = 2 + seed % 3, 1 + seed % 4, 2 + seed % 5
         if d_in == d_out:
             d_out += 1  # a square weight would hide a missing transpose
-        torch.manual_seed(seed)
+        seed_weights(seed)
         sa_v1, sa_v2 = (
             SelfAttentionV1(d_in, d_out),
             SelfAttentionV2(d_in, d_out),

@@ -15,6 +15,7 @@ from ._core import (
     call,
     expect,
     gradients_flow,
+    seed_weights,
     values_on,
 )
 from ._messages import Messages, messages
@@ -98,7 +99,7 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # Never 1, and never the first seed's number of tokens: positions
         # counted from the vectors' size show.
         d = 3 + (seed // 2) % 3
-        torch.manual_seed(seed)
+        seed_weights(seed)
         pos_embedding = nn.Embedding(context_length, d)
         # The token embeddings are trained too.
         x = (2 * torch.rand(b, t, d, generator=g) - 1).requires_grad_()

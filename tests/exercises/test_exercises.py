@@ -1815,7 +1815,13 @@ def test_each_typical_wrong_answer_gets_its_hint_in_both_languages(exercise: str
 
 
 @pytest.mark.parametrize("exercise", sorted(EXERCISES))
-def test_a_right_answer_passes_and_says_what_was_checked(exercise: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_right_answer_passes_and_says_what_was_checked(
+    exercise: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The checks seed only the CPU's generator: torch.manual_seed would also queue the seed for CUDA, and the
+    # learner's CUDA generator would start from the check's seed once CUDA starts.
+    seeded: list[int] = []
+    monkeypatch.setattr(torch, "manual_seed", seeded.append)
     answer = _answer(RIGHT[exercise])
     result = diagnose(exercise, answer)
     assert result.passed, str(result)
@@ -1826,6 +1832,7 @@ def test_a_right_answer_passes_and_says_what_was_checked(exercise: str, capsys: 
     assert diagnose(exercise, answer, lang="zh").passed
     check(exercise, answer)
     assert capsys.readouterr().out == str(result) + "\n"
+    assert seeded == []
 
 
 def test_every_exercise_has_a_right_answer_and_a_wrong_one() -> None:
