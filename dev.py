@@ -311,9 +311,12 @@ def main(argv: list[str]) -> int:
         # Coverage of the packages, which the layers without the site measure in full.
         cov = [] if args or half == ["--site"] else ["--cov", "--cov-report=term", "--cov-fail-under=95"]
         paths = {"--fast": WITHOUT_SITE, "--site": SITE}[half[0]] if half else []
-        # One pytest-xdist worker per CPU core; loadgroup keeps a page's Sybil blocks (one namespace) and the
-        # tests that share a browser tab on one worker. `-n 0` among the arguments runs in one process.
-        run(venv_bin("python"), "-m", "pytest", "-n", "auto", "--dist", "loadgroup", *cov, *paths, *args)
+        # One pytest-xdist worker more than the CPU has cores: a worker whose test waits on its browser, a
+        # notebook's kernel or a build leaves its core to the others (the whole suite on 2 cores: 308 and 317 s
+        # with 2 workers, the machine 90% busy; 299 s with 3, 98% busy). loadgroup keeps a page's Sybil blocks
+        # (one namespace) and the tests that share a browser tab on one worker. `-n 0` runs in one process.
+        workers = str((os.cpu_count() or 1) + 1)
+        run(venv_bin("python"), "-m", "pytest", "-n", workers, "--dist", "loadgroup", *cov, *paths, *args)
     elif task == "page":
         if len(args) != 1:  # what the page must be, the suite's --page option checks (tests/conftest.py)
             sys.exit("usage: python3 dev.py page docs/<lang>/<page>.md   (for example docs/zh/masks.md)")
