@@ -152,6 +152,26 @@ def test_a_reader_who_clicked_the_table_of_contents_keeps_its_section(page, base
     _lands_on(page, base_url, target, section)
 
 
+@pytest.mark.parametrize(("start", "query"), [("", "transpose"), ("zh/", "contiguous")])
+def test_a_reader_who_clicked_a_search_result_keeps_its_section(page, base_url: str, start, query) -> None:
+    """The section a search result opened, wherever it is: the reader switches as soon as it has opened."""
+    _open(page, base_url + start)
+    page.locator(".site-search__open").click()
+    page.keyboard.type(query)
+    result = page.locator(".site-search__sections a").first
+    result.wait_for()
+    result.click()
+    page.wait_for_url(lambda url: urlsplit(url).fragment != "")
+    page.wait_for_load_state("load")
+    page.evaluate("document.fonts.ready.then(() => null)")
+    page.evaluate(SETTLED)
+    url = urlsplit(page.url)
+    arrived, section = url.path.removeprefix(urlsplit(base_url).path), url.fragment
+    target = arrived.removeprefix("zh/") if arrived.startswith("zh/") else "zh/" + arrived
+    _switch(page, base_url, arrived, section, scroll=False)
+    _lands_on(page, base_url, target, section)
+
+
 def test_a_reader_who_resized_the_window_keeps_its_section(page, base_url: str) -> None:
     """A phone turned, a window narrowed: the text reflows under the reader, who is still reading the same section."""
     _open(page, base_url + "multi-head/#split-heads")
