@@ -51,7 +51,7 @@ def _git(root: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def copy_project(site: Path):
+def copy_project(site: Path, notebook_cache):
     """``copy_project(folder)``: the project copied into ``folder`` without its environment, build output or
     history, as a fresh Git repository with one commit; returns ``folder``."""
     if shutil.which("git") is None:
@@ -64,12 +64,22 @@ def copy_project(site: Path):
         _git(root, "commit", "-q", "-m", "copy")
         # The npm packages, as dev.py installed them: the build runs KaTeX from node_modules (hooks/math.py).
         (root / "node_modules").symlink_to(ROOT / "node_modules", target_is_directory=True)
-        # mkdocs-jupyter's cache of rendered notebooks, as the suite's own build of the site left it: the copy's
-        # builds render again only the notebooks that differ from the project's (the cache is keyed on the
-        # notebook's content and the plugin's options).
-        if (ROOT / ".cache" / "mkdocs-jupyter").is_dir():
-            shutil.copytree(ROOT / ".cache" / "mkdocs-jupyter", root / ".cache" / "mkdocs-jupyter")
+        notebook_cache(root)
         return root
+
+    return copy
+
+
+@pytest.fixture(scope="session")
+def notebook_cache(site: Path):
+    """``notebook_cache(folder)``: mkdocs-jupyter's cache of rendered notebooks, as the suite's own build of the
+    site left it, copied into ``folder``, for a build or a serve that runs there (the plugin keeps its cache in
+    the folder MkDocs runs in). It then renders again only the notebooks that differ from the project's (the
+    cache is keyed on the notebook's content and the plugin's options): a build of 7 s, not 16 s."""
+
+    def copy(folder: Path) -> None:
+        if (ROOT / ".cache" / "mkdocs-jupyter").is_dir():
+            shutil.copytree(ROOT / ".cache" / "mkdocs-jupyter", folder / ".cache" / "mkdocs-jupyter")
 
     return copy
 

@@ -6,7 +6,6 @@ import importlib.metadata
 import itertools
 import os
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -285,7 +284,7 @@ def test_the_404_page_is_english_and_leads_every_language_home(site: Path) -> No
     assert not (site / "zh" / "404.html").exists()
 
 
-def test_mkdocs_serve_from_the_virtual_environment_serves_the_site(site: Path, tmp_path: Path) -> None:
+def test_mkdocs_serve_from_the_virtual_environment_serves_the_site(notebook_cache, tmp_path: Path) -> None:
     """`mkdocs serve`, MkDocs' own command in the activated .venv, run from another folder: its hooks import the
     site's tooling as installed there (docs_tools/pyproject.toml), so it starts and serves both languages.
     (`mkdocs build`, the same command's other half, builds the site that every test here reads.)"""
@@ -295,11 +294,7 @@ def test_mkdocs_serve_from_the_virtual_environment_serves_the_site(site: Path, t
     import time
     import urllib.request
 
-    # mkdocs-jupyter keeps its cache of rendered notebooks in the folder MkDocs runs in: the one the suite's own
-    # build of the site left (``site``, built from the repository's root), or this serve renders every notebook
-    # again (16 s instead of 7 for its build).
-    if (ROOT / ".cache" / "mkdocs-jupyter").is_dir():
-        shutil.copytree(ROOT / ".cache" / "mkdocs-jupyter", tmp_path / ".cache" / "mkdocs-jupyter")
+    notebook_cache(tmp_path)  # or this serve renders every notebook again
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
