@@ -856,8 +856,8 @@ def test_both_guides_have_the_same_sections() -> None:
 def test_adding_a_language_names_every_part_of_the_config_a_language_translates() -> None:
     """What a new language must translate in ``mkdocs.yml``, the guides list in full: each key of ``extra``
     that ``zh`` overrides, and its navigation titles, so that no part of the site stays English unnoticed."""
-    (zh,) = [entry for entry in site_config._i18n_languages(site_config.config()) if entry["locale"] == "zh"]
-    keys = {f"`{key}`" for key in zh["extra"]} | {"`nav_translations`"}
+    english, chinese = site_config.config()["extra"], site_config.extra("zh")
+    keys = {f"`{key}`" for key, value in chinese.items() if value != english.get(key)} | {"`nav_translations`"}
     assert {"`library_source`", "`not_found`", "`notebook`"} <= keys
     for lang, guide in GUIDES.items():
         section = guide.read_text(encoding="utf-8").split("### ")
