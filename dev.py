@@ -14,6 +14,8 @@ Environment variables:
 
 from __future__ import annotations
 
+import ast
+import difflib
 import hashlib
 import json
 import os
@@ -24,8 +26,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 import venv
 import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +50,7 @@ TASKS = {
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
     "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
     "benchmarks": "time attention_lib and PyTorch, print tables (mha_cpu, kv_cache, fast_decoding, attention_paths)",
+    "mutation": "mutation-test a package against its tests (mutmut), or some modules: attention_lib.heads masks ...",
 }
 
 
@@ -69,8 +74,8 @@ def _version(package: Path) -> str | None:
 
 def ensure_env() -> None:
     """Create ``.venv`` and install, editable: attention_lib with its ``test`` extra (which includes the docs
-    tools), attention_exercises and the site's tooling (``docs_tools``), unless the same install is already
-    in place."""
+    tools and mutmut), attention_exercises and the site's tooling (``docs_tools``), unless the same install is
+    already in place."""
     extra = "test"
     if not venv_bin("python").exists():
         print(f"creating {VENV}", flush=True)
@@ -278,6 +283,221 @@ def package() -> None:
     print("dist/: " + ", ".join(wheel.name for wheel in wheels) + ", tested as installed", flush=True)
 
 
+#: python3 dev.py mutation: mutmut makes mutants of a package, copies that each change one thing (a `<` for a
+#: `<=`, a number, a string, an argument left out), and runs against each the tests that reach the function it
+#: changed; a mutant that every test passes is a gap in the tests, unless it behaves exactly as the original.
+#: Those are listed with the reason in the package's equivalent_mutants.toml, beside its tests. mutmut's
+#: settings are each project's [tool.mutmut] (pyproject.toml; exercises/pyproject.toml).
+EQUIVALENTS = "equivalent_mutants.toml"
+#: mutmut forks a worker per mutant from a process that has imported torch. With OpenMP's threads started, a
+#: forked worker can wait forever on a lock that a thread of its parent held: every such mutant ends as a
+#: timeout. One thread each (one worker per core runs at a time) avoids that, and costs nothing here.
+MUTATION_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: mutmut's exit codes for a tested mutant (mutmut/stats.py, 3.8): a test failed (1; 3, pytest's internal
+#: error), ran out of time, or crashed. Anything else is not a kill: 0 (every test passed), 5 or 33 (no test
+#: reaches the function), None (not run).
+CAUGHT = {1: "killed", 3: "killed", 36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout"}
+CAUGHT |= {-11: "crashed", -9: "crashed"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant as mutmut left it in ``mutants/``: its name (the module, the function as mutmut names it,
+    then a number: ``attention_lib.heads.x_split_heads__mutmut_7``, ``...xǁClassǁmethod__mutmut_2``), what
+    happened to it, and what it changed: the lines it removed and added, each stripped and marked - or +."""
+
+    name: str
+    outcome: str
+    change: str
+
+    @property
+    def function(self) -> str:
+        return self.name.partition("__mutmut_")[0]
+
+    @property
+    def module(self) -> str:
+        return self.function.rpartition(".")[0]
+
+
+def mutants_of(mutants_dir: Path, package: str) -> list[Mutant]:
+    """Every mutant of ``package`` that ``mutmut run`` made under ``mutants_dir``, with its outcome. mutmut
+    keeps, beside each mutated module, ``<module>.py.meta`` (JSON: each mutant's exit code) and writes every
+    mutant into the module as a copy of the function named after it, beside ``<function>__mutmut_orig``."""
+    found = []
+    for meta in sorted((mutants_dir / package).rglob("*.py.meta")):
+        codes: dict[str, int | None] = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+        source = meta.with_suffix("").read_text(encoding="utf-8")
+        lines = source.splitlines()
+        bodies = {
+            node.name: lines[node.lineno - 1 : node.end_lineno]
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "__mutmut_" in node.name
+        }
+        for name, code in codes.items():
+            local = name.rpartition(".")[2]
+            mangled = local.partition("__mutmut_")[0]
+            # Each copy is named after the mutant (x_f__mutmut_3, xǁClassǁf__mutmut_orig): shown as `def f(`.
+            plain = mangled.removeprefix("x_") if mangled.startswith("x_") else mangled.rpartition("ǁ")[2]
+            original = [
+                line.replace(f"{mangled}__mutmut_orig(", f"{plain}(") for line in bodies[f"{mangled}__mutmut_orig"]
+            ]
+            mutated = [line.replace(f"{local}(", f"{plain}(") for line in bodies[local]]
+            diff = difflib.unified_diff(original, mutated, lineterm="", n=0)
+            change = [f"{line[0]} {line[1:].strip()}" for line in diff if line[:1] in "-+" and line[:3] not in "---+++"]
+            if code is None:
+                outcome = "not run"
+            elif code == 0:
+                outcome = "survived"
+            elif code in (5, 33):
+                outcome = "no tests"
+            else:
+                outcome = CAUGHT.get(code, f"exit code {code}")
+            found.append(Mutant(name, outcome, "\n".join(change)))
+    return found
+
+
+@dataclass(frozen=True)
+class Equivalent:
+    """An entry of equivalent_mutants.toml: a mutant of ``function`` that makes ``change`` (as
+    :attr:`Mutant.change`), and why no test can tell it from the original. ``cuda``: only a test on a CUDA device
+    can (a ``device=`` argument dropped, say); such a mutant counts as equivalent where torch sees no CUDA
+    device, and must be killed where it does."""
+
+    function: str
+    change: str
+    reason: str
+    cuda: bool = False
+
+    def matches(self, mutant: Mutant) -> bool:
+        return mutant.function == self.function and mutant.change == self.change
+
+
+def read_equivalents(path: Path) -> list[Equivalent]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    if not path.exists():
+        return []
+    entries = tomllib.loads(path.read_text(encoding="utf-8")).get("mutant", [])
+    problems = [
+        f"entry {number}: needs function, change and reason (and may say cuda = true); it has {sorted(entry)}"
+        for number, entry in enumerate(entries, 1)
+        if not {"function", "change", "reason"} <= set(entry) <= {"function", "change", "reason", "cuda"}
+        or not str(entry["reason"]).strip()
+    ]
+    if problems:
+        sys.exit(f"dev.py mutation: {path.relative_to(ROOT)}: " + "; ".join(problems))
+    return [Equivalent(e["function"], e["change"].strip(), e["reason"].strip(), e.get("cuda", False)) for e in entries]
+
+
+@dataclass
+class MutationReport:
+    """What a run found, module by module: how many mutants each has and how each ended (the table), the
+    survivors that are no listed equivalent, and the listed equivalents that matched no survivor (``stale``: the
+    code changed, or a test now kills the mutant)."""
+
+    rows: dict[str, Counter[str]]
+    survivors: list[Mutant]
+    stale: list[Equivalent]
+
+    COLUMNS = ("mutants", "killed", "timeout or crash", "equivalent", "needs CUDA", "not killed")
+
+    @classmethod
+    def of(cls, mutants: list[Mutant], equivalents: list[Equivalent], *, cuda: bool) -> MutationReport:
+        # Where torch sees a CUDA device, the tests that need one run, and the mutants only they kill must die.
+        accepted = [e for e in equivalents if not (e.cuda and cuda)]
+        rows: dict[str, Counter[str]] = {}
+        survivors, used = [], []
+        for mutant in mutants:
+            row = rows.setdefault(mutant.module, Counter())
+            row["mutants"] += 1
+            entry = next((e for e in accepted if e.matches(mutant)), None)
+            if mutant.outcome in CAUGHT.values():
+                row["killed" if mutant.outcome == "killed" else "timeout or crash"] += 1
+            elif mutant.outcome == "survived" and entry is not None:
+                used.append(entry)
+                row["needs CUDA" if entry.cuda else "equivalent"] += 1
+            else:
+                row["not killed"] += 1
+                survivors.append(mutant)
+        return cls(rows, survivors, [e for e in accepted if e not in used])
+
+    def table(self) -> str:
+        width = max(len(name) for name in [*self.rows, "total"])
+        lines = [f"{'module':<{width}}  " + "  ".join(self.COLUMNS)]
+        for name, row in [*sorted(self.rows.items()), ("total", sum(self.rows.values(), Counter()))]:
+            lines.append(f"{name:<{width}}  " + "  ".join(f"{row[c]:>{len(c)}}" for c in self.COLUMNS))
+        return "\n".join(lines)
+
+
+def mutation_selection(args: list[str]) -> dict[Distribution, list[str]]:
+    """The packages to mutate, each with mutmut's patterns for the mutants to run (none: all of them), from the
+    command line: a package (``attention_exercises``), or modules (``attention_lib.heads``, or ``heads`` for
+    attention_lib's)."""
+    if not args:
+        return {LIBRARY: []}
+    selection: dict[Distribution, list[str]] = {}
+    for arg in args:
+        name = arg if arg.split(".")[0] in {d.name for d in DISTRIBUTIONS} else f"{LIBRARY.name}.{arg}"
+        dist = next(d for d in DISTRIBUTIONS if d.name == name.split(".")[0])
+        if name == dist.name:
+            selection[dist] = []
+            continue
+        module = dist.project / (name.replace(".", "/") + ".py")
+        if not module.is_file():
+            known = sorted(p.stem for p in dist.package.glob("*.py") if p.stem != "__init__")
+            sys.exit(f"dev.py mutation: no module {name}; {dist.name}'s are: {', '.join(known)}")
+        if selection.get(dist) != []:
+            selection.setdefault(dist, []).append(f"{name}.*")
+    return selection
+
+
+def has_cuda() -> bool:
+    check = "import torch; print(torch.cuda.is_available())"
+    return subprocess.run([venv_bin("python"), "-c", check], capture_output=True, text=True).stdout.strip() == "True"
+
+
+def mutation(args: list[str]) -> int:
+    """Run mutmut on each selected package, from a fresh copy, and report, module by module, how many of its
+    mutants were killed, how many are equivalent (listed), and every other survivor with what it changes."""
+    cuda = has_cuda()
+    failed = False
+    for dist, patterns in mutation_selection(args).items():
+        shutil.rmtree(dist.project / "mutants", ignore_errors=True)
+        workers = os.cpu_count() or 1
+        start = time.monotonic()
+        command = [str(venv_bin("mutmut")), "run", "--max-children", str(workers), *patterns]
+        print("+", *command, flush=True)
+        subprocess.run(command, cwd=dist.project, env={**os.environ, **MUTATION_THREADS}, check=True)
+        seconds = round(time.monotonic() - start)
+        modules = {pattern.removesuffix(".*") for pattern in patterns}
+        mutants = [m for m in mutants_of(dist.project / "mutants", dist.name) if not modules or m.module in modules]
+        equivalents_file = dist.tests / EQUIVALENTS
+        equivalents = [
+            e for e in read_equivalents(equivalents_file) if not modules or e.function.rpartition(".")[0] in modules
+        ]
+        report = MutationReport.of(mutants, equivalents, cuda=cuda)
+        print(f"\n{dist.name}: {len(mutants)} mutants, {seconds // 60} min {seconds % 60} s with {workers} workers")
+        print(report.table())
+        for mutant in report.survivors:
+            print(
+                f"\n{mutant.outcome}: {mutant.name}", *(f"    {line}" for line in mutant.change.splitlines()), sep="\n"
+            )
+        for entry in report.stale:
+            print(f"\n{equivalents_file.relative_to(ROOT)}: no mutant of {entry.function} survives with this change:")
+            print(*(f"    {line}" for line in entry.change.splitlines()), sep="\n")
+        if report.survivors or report.stale:
+            failed = True
+            print(
+                f"\n{len(report.survivors)} mutants not killed, {len(report.stale)} entries of"
+                f" {equivalents_file.relative_to(ROOT)} out of date. Kill each mutant with a test, or say in that"
+                f" file why no test can (`mutmut show NAME` in {dist.project.relative_to(ROOT).as_posix() or '.'}/"
+                " shows a mutant whole); remove an entry whose mutant a test now kills."
+            )
+    return 1 if failed else 0
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in TASKS:
         print(__doc__)
@@ -338,6 +558,12 @@ def main(argv: list[str]) -> int:
         run(venv_bin("python"), ROOT / "benchmarks" / f"{script}.py", *args)
     elif task == "package":
         package()
+    elif task == "mutation":
+        if Path(sys.prefix).resolve() != VENV.resolve():
+            # In .venv's Python, beside mutmut, and with tomli where the standard library has no tomllib (3.10).
+            run(venv_bin("python"), __file__, task, *args)
+        else:
+            return mutation(args)
     elif task == "lint":
         run(venv_bin("ruff"), "check", ".")
         run(venv_bin("ruff"), "format", "--check", ".")
