@@ -11,6 +11,7 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from torch.overrides import TorchFunctionMode
 
 import attention_lib as al
-from attention_lib.kv_cache import num_cached
+from attention_lib.kv_cache import append_to_cache, num_cached
 
 TOL = {"atol": 1e-12, "rtol": 1e-10}  # float64
 
@@ -277,3 +278,16 @@ def test_cached_decoding_on_device(device: torch.device, kind: str) -> None:
     module, x = case.module().to(device), case.inputs().to(device)
     torch.testing.assert_close(decode(module, x, case.chunks), module(x), **TOL)
     assert module.cache_k.device.type == device.type
+
+
+@pytest.mark.parametrize("empty", ["cache_k", "cache_v"])
+def test_a_cache_with_one_buffer_empty_starts_afresh(empty: str) -> None:
+    """append_to_cache continues a cache only when both buffers hold tokens: with either one None (empty), the
+    new tokens become the whole cache, rather than being joined to half of an old one."""
+    old = torch.zeros(1, 2, 3, 4)
+    layer = SimpleNamespace(cache_k=old, cache_v=old.clone())
+    setattr(layer, empty, None)
+    keys, values = torch.ones(1, 2, 1, 4), torch.full((1, 2, 1, 4), 2.0)
+    assert append_to_cache(layer, keys, values) == (keys, values)
+    assert (layer.cache_k, layer.cache_v) == (keys, values)
+    assert num_cached(layer) == 1

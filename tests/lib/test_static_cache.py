@@ -168,6 +168,45 @@ def test_the_counter_lives_on_the_device_only_with_static_shapes() -> None:
     assert mask.tolist() == [[False, False, False, False]]
 
 
+def test_an_eager_cache_masks_only_a_step_of_several_tokens() -> None:
+    """Eager, one new token sees every filled slot: update returns no mask, so attention may take its unmasked
+    path. Several new tokens get the causal mask aligned bottom-right over the filled slots (True = hidden)."""
+    cache = al.StaticKVCache(1, 1, 6, 2)
+    prompt, step, chunk = (torch.ones(1, 1, t, 2) for t in (2, 1, 3))
+    assert cache.update(prompt, prompt)[2].tolist() == [[False, True], [False, False]]
+    assert cache.update(step, step)[2] is None
+    keys, values, mask = cache.update(chunk, chunk)
+    assert keys.shape[2] == values.shape[2] == 6
+    # Tokens 3, 4 and 5 each see the three cached slots, themselves and the new tokens before them.
+    assert mask.tolist() == [
+        [False, False, False, False, True, True],
+        [False, False, False, False, False, True],
+        [False, False, False, False, False, False],
+    ]
+
+
+def _devices_of_a_cache_at_work(device: torch.device, static_shapes: bool) -> set[str]:
+    """The device types of a cache's buffers and of the keys, values and masks its updates return."""
+    cache = al.StaticKVCache(1, 2, 5, 3, static_shapes=static_shapes, device=device)
+    chunk = torch.ones(1, 2, 2, 3, device=device)
+    returned = [*cache.update(chunk, chunk), *cache.update(chunk[:, :, :1], chunk[:, :, :1])]
+    return {tensor.device.type for tensor in [*cache.buffers(), *returned] if tensor is not None}
+
+
+@pytest.mark.parametrize("static_shapes", [False, True])
+def test_everything_a_cache_holds_or_returns_is_on_its_device(device: torch.device, static_shapes: bool) -> None:
+    """A cache is allocated where the layer runs: its buffers, the counter and the slot indices included (a
+    CUDA graph reads and advances them on the GPU), and the masks it returns, which meet the scores there."""
+    assert _devices_of_a_cache_at_work(device, static_shapes) == {device.type}
+
+
+@pytest.mark.parametrize("static_shapes", [False, True])
+def test_a_cache_on_the_meta_device_keeps_everything_there(static_shapes: bool) -> None:
+    """meta, a device every machine has, stands for a GPU: a buffer or a mask allocated on the default device
+    instead of the cache's would be a CPU tensor."""
+    assert _devices_of_a_cache_at_work(torch.device("meta"), static_shapes) == {"meta"}
+
+
 def test_the_cache_is_state_of_one_generation_not_of_the_model() -> None:
     cache = al.StaticKVCache(1, 2, 4, 3)
     assert cache.state_dict() == {}
@@ -177,6 +216,7 @@ def test_the_cache_is_state_of_one_generation_not_of_the_model() -> None:
     assert half.position.dtype == half.slots.dtype == torch.long
 
 
+@pytest.mark.compiles
 @pytest.mark.parametrize("kind", ["mha", "gqa"])
 def test_a_compiled_step_is_one_graph_that_never_recompiles(kind: str) -> None:
     """torch.compile traces a step with static_shapes in one graph (fullgraph) and reuses it at every position:
@@ -309,6 +349,33 @@ def test_a_cuda_graph_replays_the_decode_step(kind: str, dtype: torch.dtype) -> 
 
 
 @pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_capturing_warms_up_the_recorded_step_on_a_side_stream() -> None:
+    """torch.cuda.graph asks for a warm-up on a side stream before a capture: every kernel the graph records has
+    then run once (loaded, its workspace allocated), and the warm-up's work is not on the default stream. The
+    warm-up is the very step the graph records: the token, with the cache."""
+    torch.manual_seed(0)
+    module = al.MultiHeadAttention(64, 64, 8, 0.0, 4).to("cuda").eval()
+    cache = al.StaticKVCache(1, 4, 8, 16, static_shapes=True, device="cuda")
+    token = torch.randn(1, 1, 64, device="cuda")
+    calls = []
+
+    def record(layer: torch.nn.Module, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+        capturing = torch.cuda.is_current_stream_capturing()
+        calls.append((torch.cuda.current_stream(), capturing, args[0] is token, kwargs.get("cache") is cache))
+
+    module.register_forward_pre_hook(record, with_kwargs=True)
+    with torch.inference_mode():
+        al.capture_decode_step(module, cache, token)
+    (warm_up_stream, *warm_up), (_, *recorded) = calls  # (capturing, the token, the cache)
+    assert warm_up_stream != torch.cuda.default_stream()
+    assert warm_up == [False, True, True]
+    assert recorded == [True, True, True]
+    assert int(cache.position) == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.compiles
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 # Importing inductor warns about torch.jit in some torch versions (nothing this test calls)
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
