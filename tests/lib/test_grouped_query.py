@@ -178,3 +178,83 @@ def test_paths_agree_on_device(device: torch.device) -> None:
     gqa.use_sdpa = False
     tolerance = {"atol": 2e-3, "rtol": 2e-3} if dtype == torch.float16 else TOL[torch.float32]
     torch.testing.assert_close(fast, gqa(x), **tolerance)
+
+
+def test_the_module_records_its_sizes() -> None:
+    """d_in, d_out and the head counts a caller reads back (e.g. to build the next layer), as passed in."""
+    gqa = al.GroupedQueryAttention(6, 12, 0.0, num_heads=4, num_kv_groups=2)
+    assert (gqa.d_in, gqa.d_out, gqa.num_heads, gqa.num_kv_groups) == (6, 12, 4, 2)
+    assert (gqa.head_dim, gqa.group_size) == (3, 2)
+
+
+@pytest.mark.parametrize("use_sdpa", [True, False], ids=["sdpa", "explicit"])
+def test_an_input_of_the_wrong_width_is_refused_by_name(use_sdpa: bool) -> None:
+    """x's last dimension must be d_in: the check names it, where the projection would fail with a matmul error."""
+    gqa = al.GroupedQueryAttention(6, 8, 0.0, num_heads=4, num_kv_groups=2, use_sdpa=use_sdpa)
+    with pytest.raises(ValueError, match=r"x must have size 6 in its last dimension \(d_in\), got shape \(1, 3, 5\)"):
+        gqa(torch.randn(1, 3, 5))
+    assert gqa(torch.randn(1, 3, 6)).shape == (1, 3, 8)
+
+
+class _RecordSdpa:
+    """Stands in for F.scaled_dot_product_attention, recording the keyword arguments of each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, object]] = []
+        self.sdpa = F.scaled_dot_product_attention
+
+    def __call__(self, *args: torch.Tensor, **kwargs: object) -> torch.Tensor:
+        self.calls.append(kwargs)
+        return self.sdpa(*args, **kwargs)
+
+
+@pytest.mark.skipif(not SDPA_HAS_GQA, reason="scaled_dot_product_attention has enable_gqa from torch 2.5")
+def test_the_default_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without use_sdpa the module calls scaled_dot_product_attention (enable_gqa, is_causal, no mask);
+    with use_sdpa=False it never does, and the two agree."""
+    record = _RecordSdpa()
+    monkeypatch.setattr(F, "scaled_dot_product_attention", record)
+    torch.manual_seed(0)
+    gqa = al.GroupedQueryAttention(6, 8, 0.0, num_heads=4, num_kv_groups=2).double().eval()
+    x = torch.randn(2, 5, 6, dtype=torch.float64)
+    assert gqa.use_sdpa is True
+    fast = gqa(x)
+    assert len(record.calls) == 1
+    assert record.calls[0]["enable_gqa"] is True
+    assert record.calls[0]["is_causal"] is True
+    assert record.calls[0]["attn_mask"] is None
+    gqa.use_sdpa = False
+    torch.testing.assert_close(gqa(x), fast, **TOL[torch.float64])
+    assert len(record.calls) == 1
+
+
+@pytest.mark.parametrize("use_sdpa", [True, False], ids=["sdpa", "explicit"])
+@pytest.mark.parametrize("num_past", [1, 2])
+def test_a_chunk_after_the_cache_sees_no_later_token(device: torch.device, num_past: int, use_sdpa: bool) -> None:
+    """A chunk of 3 tokens after 1 or 2 cached ones gives the last 3 rows of one forward of the whole sequence:
+    its causal mask, aligned bottom-right, is built on x's device. (The fast path gets it as attn_mask, since
+    is_causal would align it top-left.)"""
+    torch.manual_seed(0)
+    gqa = al.GroupedQueryAttention(6, 8, 0.0, 4, 2, use_sdpa=use_sdpa).to(device, torch.float64).eval()
+    x = torch.randn(2, num_past + 3, 6, dtype=torch.float64, device=device)
+    whole = gqa(x)
+    gqa(x[:, :num_past], use_cache=True)
+    chunk = gqa(x[:, num_past:], use_cache=True)
+    torch.testing.assert_close(chunk, whole[:, num_past:], **TOL[torch.float64])
+
+
+@pytest.mark.skipif(not SDPA_HAS_GQA, reason="scaled_dot_product_attention has enable_gqa from torch 2.5")
+def test_the_fast_path_masks_a_chunk_after_one_cached_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After one cached token, a chunk of 2 goes to scaled_dot_product_attention with the bottom-right mask
+    (query 0 sees keys 0..1, query 1 sees keys 0..2); one new token after it needs none, and gets none."""
+    record = _RecordSdpa()
+    monkeypatch.setattr(F, "scaled_dot_product_attention", record)
+    gqa = al.GroupedQueryAttention(6, 8, 0.0, 4, 2).eval()
+    x = torch.randn(1, 4, 6)
+    gqa(x[:, :1], use_cache=True)
+    gqa(x[:, 1:3], use_cache=True)
+    gqa(x[:, 3:], use_cache=True)
+    may_attend = torch.tensor([[True, True, False], [True, True, True]])
+    assert [call["is_causal"] for call in record.calls] == [True, False, False]
+    assert torch.equal(record.calls[1]["attn_mask"], may_attend)
+    assert record.calls[2]["attn_mask"] is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 
@@ -23,7 +25,11 @@ def test_after_training_one_head_looks_one_back_and_the_other_two_back(seed: int
     with torch.no_grad():
         loss_before = float(al.previous_tokens_loss(model, token_ids))
         _, before = model(token_ids)
+    batches = []  # by default 300 steps, one forward each, on 64 sequences of context_length tokens
+    hook = model.register_forward_pre_hook(lambda module, args: batches.append(tuple(args[0].shape)))
     al.train_previous_tokens(model, seed=seed)
+    hook.remove()
+    assert batches == [(64, 8)] * 300
     with torch.no_grad():
         logits, after = model(token_ids)
         loss_after = float(al.previous_tokens_loss(model, token_ids))
@@ -56,7 +62,10 @@ def test_the_loss_refuses_fewer_than_three_tokens() -> None:
     """With two tokens no position has two tokens before it: the mean of nothing would be nan."""
     torch.manual_seed(0)
     model = al.PreviousTokens(vocab_size=5, context_length=6, d_model=8, num_heads=2)
-    with pytest.raises(ValueError, match=r"at least 3 tokens .* got shape \(2, 2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"^token_ids must have at least 3 tokens \(the first target is at position 2\), got shape \(2, 2\)$",
+    ):
         al.previous_tokens_loss(model, torch.zeros(2, 2, dtype=torch.long))
     assert torch.isfinite(al.previous_tokens_loss(model, torch.zeros(2, 3, dtype=torch.long)))
 
@@ -76,3 +85,54 @@ def test_training_draws_its_batches_where_the_model_is(device: torch.device) -> 
         model = model.double().to(where)
         losses.append(al.train_previous_tokens(model, steps=3))
     assert losses[0] == pytest.approx(losses[1], rel=1e-6)
+
+
+def test_the_defaults_are_eight_tokens_of_eight_kinds() -> None:
+    """PreviousTokens() takes up to 8 tokens from a vocabulary of 8, in 16-wide embeddings and 2 heads."""
+    model = al.PreviousTokens()
+    logits, attn_weights = model(torch.randint(8, (3, 8)))
+    assert logits.shape == (3, 8, 2, 8)
+    assert attn_weights.shape == (3, 2, 8, 8)
+    assert (model.vocab_size, model.context_length) == (8, 8)
+    assert model.tok_emb.weight.shape == model.pos_emb.weight.shape == (8, 16)
+
+
+def test_attention_reads_each_tokens_embedding_plus_its_positions(device: torch.device) -> None:
+    """The attention's input is the sum of the token's embedding and its position's, on the tokens' device."""
+    torch.manual_seed(0)
+    model = al.PreviousTokens(vocab_size=5, context_length=6, d_model=8, num_heads=2).to(device)
+    token_ids = torch.tensor([[4, 0, 3], [1, 1, 2]], device=device)
+    seen = []
+    model.attn.register_forward_pre_hook(lambda module, args: seen.append(args[0]))
+    model(token_ids)
+    (x,) = seen
+    expected = model.tok_emb.weight[token_ids] + model.pos_emb.weight[:3]
+    torch.testing.assert_close(x, expected, atol=0, rtol=0)
+
+
+def test_training_is_adam_on_seeded_batches_of_64_sequences() -> None:
+    """Each step draws 64 sequences of context_length tokens from a CPU generator seeded with ``seed`` (0 by
+    default; the global generator plays no part) and takes one Adam step, lr=0.01, on the task's loss."""
+    torch.manual_seed(0)
+    model = al.PreviousTokens(vocab_size=5, context_length=6, d_model=8, num_heads=2).double()
+    reference = copy.deepcopy(model)
+    batches = []
+    model.register_forward_pre_hook(lambda module, args: batches.append(args[0]))
+    torch.manual_seed(1)
+    loss = al.train_previous_tokens(model, steps=3)
+
+    generator = torch.Generator().manual_seed(0)
+    optimizer = torch.optim.Adam(reference.parameters(), lr=0.01)
+    for batch in batches:
+        token_ids = torch.randint(5, (64, 6), generator=generator)
+        assert torch.equal(batch, token_ids)
+        logits, _ = reference(token_ids)
+        targets = torch.stack((token_ids[:, 1:-1], token_ids[:, :-2]), dim=-1)  # one back, two back
+        reference_loss = torch.nn.functional.cross_entropy(logits[:, 2:].reshape(-1, 5), targets.reshape(-1))
+        optimizer.zero_grad()
+        reference_loss.backward()
+        optimizer.step()
+    assert len(batches) == 3
+    assert loss == pytest.approx(reference_loss.item(), rel=1e-12)
+    for ours, theirs in zip(model.parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(ours, theirs, atol=1e-12, rtol=1e-10)
