@@ -119,7 +119,7 @@ def check_tensor(
 def _autocast(device_type: str) -> bool:
     try:
         return torch.is_autocast_enabled(device_type)
-    except TypeError:  # pragma: no cover (torch < 2.4 names no device)
+    except TypeError:  # torch < 2.4 names no device
         return torch.is_autocast_enabled() or torch.is_autocast_cpu_enabled()
     except RuntimeError:  # a device without autocast, such as meta
         return False

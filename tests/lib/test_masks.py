@@ -205,3 +205,52 @@ def test_an_allowed_weight_underflows_where_the_masks_page_says(dtype: torch.dty
     assert (weights / weights.sum()).isnan().all()
     fill = torch.softmax(torch.tensor([0.0, -torch.inf], dtype=dtype), dim=-1)  # the fill-with-−∞ way
     assert fill.tolist() == [1.0, 0.0]
+
+
+def test_masks_are_built_where_their_input_is_not_on_the_default_device() -> None:
+    """Inside ``with torch.device(...)`` (or after torch.set_default_device) new tensors go to that device unless
+    told otherwise: a padding mask must still be built where valid_lens is, and a module's causal mask rebuilt
+    where its buffer is (refill_causal_mask, which load_state_dict runs). "meta", a device every machine has,
+    stands in for a GPU as the default."""
+    valid_lens = torch.tensor([2, 0])
+    module = al.MultiHeadAttention(3, 4, 5, 0.0, 2)
+    state = module.state_dict()
+    module.mask.fill_(False)
+    with torch.device("meta"):
+        mask = al.padding_mask(valid_lens, num_keys=3)
+        module.load_state_dict(state)
+    assert mask.device == valid_lens.device
+    assert mask[:, 0].tolist() == [[False, False, True], [True, True, True]]
+    assert torch.equal(module.mask, al.causal_mask(5))
+
+
+def test_masks_are_built_on_their_inputs_device(device: torch.device) -> None:
+    """padding_mask builds on valid_lens' device, and refill_causal_mask refills a module's buffer on its own."""
+    for valid_lens, expected in [
+        ([2, 0], [[[False, False, True]], [[True, True, True]]]),
+        ([[1, 3], [0, 2]], [[[False, True, True], [False, False, False]], [[True, True, True], [False, False, True]]]),
+    ]:
+        mask = al.padding_mask(torch.tensor(valid_lens, device=device), num_keys=3)
+        assert mask.device.type == device.type
+        assert mask.tolist() == expected
+    module = al.CausalAttention(3, 2, 5, 0.0).to(device)
+    module.mask.fill_(False)
+    al.refill_causal_mask(module)
+    assert module.mask.device.type == device.type
+    assert torch.equal(module.mask.cpu(), al.causal_mask(5))
+
+
+def test_valid_lens_may_stay_on_the_cpu_while_the_queries_are_on_device(device: torch.device) -> None:
+    """Lengths are often built on the CPU (from a Python list) while the batch is on the GPU: the modules that
+    take valid_lens move them to the queries' device, and give what an all-CPU call gives."""
+    torch.manual_seed(0)
+    queries, keys, values = torch.randn(2, 3, 4), torch.randn(2, 5, 4), torch.randn(2, 5, 2)
+    valid_lens = torch.tensor([2, 5])
+    attention = al.DotProductAttention(0.0)
+    expected = attention(queries, keys, values, valid_lens)
+    context_vec = attention(queries.to(device), keys.to(device), values.to(device), valid_lens)
+    assert context_vec.device.type == device.type
+    torch.testing.assert_close(context_vec.cpu(), expected, atol=1e-5, rtol=1e-4)
+    # valid_lens = 2 for the first sequence: its keys 2..4 get no weight.
+    assert attention.attention_weights is not None
+    assert torch.equal(attention.attention_weights[0, :, 2:].cpu(), torch.zeros(3, 3))

@@ -357,3 +357,76 @@ def test_the_fast_path_builds_a_mask_only_for_padding(monkeypatch: pytest.Monkey
     assert "is_causal" not in calls[1]
     assert calls[1]["attn_mask"].shape == (2, 1, 5, 5)
     assert calls[1]["attn_mask"].dtype == torch.bool
+
+
+def test_wrapper_passes_qkv_bias_to_every_head() -> None:
+    """qkv_bias=True gives each head's W_query, W_key and W_value a bias; the default, False, gives none."""
+    for kwargs, has_bias in [({}, False), ({"qkv_bias": False}, False), ({"qkv_bias": True}, True)]:
+        wrapper = al.MultiHeadAttentionWrapper(3, 2, 6, 0.0, 2, **kwargs)
+        for head in wrapper.heads:
+            for linear in (head.W_query, head.W_key, head.W_value):
+                assert (linear.bias is not None) is has_bias
+
+
+def test_fast_path_zeroes_queries_that_see_only_padding_where_sdpa_returns_nan(monkeypatch: pytest.MonkeyPatch):
+    """Some SDPA backends return nan for a query whose every key is masked out. The fast path must still give
+    such a query a zero context vector, as the explicit path does, and leave every other query as it was. A
+    wrapper around SDPA plays that backend here (the CPU kernel returns zeros itself)."""
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def nan_where_nothing_is_visible(*args, **kwargs):
+        context_vec = sdpa(*args, **kwargs)
+        may_attend = kwargs.get("attn_mask")
+        if may_attend is None:
+            return context_vec
+        return context_vec.masked_fill(~may_attend.any(-1, keepdim=True), float("nan"))
+
+    torch.manual_seed(0)
+    mha = al.MultiHeadAttention(4, 6, 5, 0.0, num_heads=3).eval()
+    x = torch.randn(2, 5, 4)
+    # Left padding: the first two queries of sequence 0 may see keys 0..1 only, which are padding.
+    kpm = torch.tensor([[True, True, False, False, False], [False] * 5])
+    explicit, _ = mha(x, key_padding_mask=kpm, need_weights=True)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", nan_where_nothing_is_visible)
+    fast = mha(x, key_padding_mask=kpm)
+    assert not fast.isnan().any()
+    torch.testing.assert_close(fast, explicit)
+    torch.testing.assert_close(fast[0, :2], mha.out_proj.bias.expand(2, 6))  # zero context, then out_proj's bias
+
+
+def test_fast_path_passes_dropout_in_training_only_on_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SDPA gets the module's dropout probability in training and 0 in eval, with and without a mask (padding,
+    a KV cache); the explicit path (use_sdpa=False) never calls SDPA."""
+    calls: list[dict] = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs)
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
+    torch.manual_seed(0)
+    mha = al.MultiHeadAttention(4, 4, 8, 0.5, 2)
+    x = torch.randn(2, 4, 4)
+    kpm = torch.tensor([[False] * 3 + [True], [False] * 4])
+    for training, dropout_p in [(True, 0.5), (False, 0.0)]:
+        mha.train(training)
+        calls.clear()
+        mha(x)
+        mha(x, key_padding_mask=kpm)
+        for tokens in (slice(0, 1), slice(1, 3), slice(3, 4)):  # prefill, then two tokens, then one
+            mha(x[:, tokens], use_cache=True)
+        mha.reset_cache()
+        # is_causal for the queries that start at 0; a mask for two tokens after the cache; none for one.
+        assert [call.get("is_causal", False) for call in calls] == [True, False, True, False, False]
+        assert [call.get("attn_mask") is None for call in calls] == [True, False, True, False, True]
+        assert [call.get("dropout_p", 0.0) for call in calls] == [dropout_p] * 5
+    # The dropout really is applied on the masked path as well: two training forwards differ.
+    mha.train()
+    assert not torch.allclose(mha(x, key_padding_mask=kpm), mha(x, key_padding_mask=kpm))
+    calls.clear()
+    mha.use_sdpa = False
+    mha(x, key_padding_mask=kpm)
+    mha.use_sdpa = True
+    mha(x, need_weights=True)
+    assert calls == []
