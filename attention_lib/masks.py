@@ -92,6 +92,11 @@ def refill_causal_mask(
             "module.mask must be a torch.Tensor (the module's causal mask "
             f"buffer), got {type(mask).__name__}"
         )
+    if mask.dim() != 2 or mask.shape[0] != mask.shape[1]:
+        raise ValueError(
+            "module.mask must be a square (context_length, context_length) "
+            f"tensor, got shape {tuple(mask.shape)}"
+        )
     with torch.no_grad():
         mask.copy_(causal_mask(mask.shape[0], device=mask.device))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -254,3 +255,15 @@ def test_valid_lens_may_stay_on_the_cpu_while_the_queries_are_on_device(device: 
     # valid_lens = 2 for the first sequence: its keys 2..4 get no weight.
     assert attention.attention_weights is not None
     assert torch.equal(attention.attention_weights[0, :, 2:].cpu(), torch.zeros(3, 3))
+
+
+@pytest.mark.parametrize("shape", [(4,), (3, 4), (4, 3), (2, 4, 4)])
+def test_refill_causal_mask_refuses_a_mask_that_is_not_square(shape: tuple[int, ...]) -> None:
+    """The causal pattern of a module is (context_length, context_length): a buffer of another shape was not
+    registered by CausalAttention or MultiHeadAttention, and refilling it would only hide that."""
+    module = torch.nn.Module()
+    module.register_buffer("mask", torch.zeros(shape, dtype=torch.bool))
+    message = f"module.mask must be a square (context_length, context_length) tensor, got shape {shape}"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        al.refill_causal_mask(module)
+    assert not module.mask.any()
