@@ -241,6 +241,16 @@ def test_masks_are_built_on_their_inputs_device(device: torch.device) -> None:
     assert torch.equal(module.mask.cpu(), al.causal_mask(5))
 
 
+def test_causal_mask_is_built_on_the_device_it_is_given(device: torch.device) -> None:
+    """A module builds its mask where its input is (``causal_mask(..., device=x.device)``); "meta" shows it on
+    every machine, whatever the default device."""
+    for where in (device, torch.device("meta")):
+        mask = al.causal_mask(2, 3, where, align="lower_right")
+        assert mask.device.type == where.type
+        assert mask.shape == (2, 3)
+    assert al.causal_mask(2, 3, device, align="lower_right").tolist() == [[False, False, True], [False, False, False]]
+
+
 def test_valid_lens_may_stay_on_the_cpu_while_the_queries_are_on_device(device: torch.device) -> None:
     """Lengths are often built on the CPU (from a Python list) while the batch is on the GPU: the modules that
     take valid_lens move them to the queries' device, and give what an all-CPU call gives."""
