@@ -50,7 +50,7 @@ TASKS = {
     "notebooks": "regenerate the chapter notebooks from the pages (--check: only say which are out of date)",
     "figures": "redraw the figures from attention_lib (--check: only say which are out of date)",
     "benchmarks": "time attention_lib and PyTorch, print tables (mha_cpu, kv_cache, fast_decoding, attention_paths)",
-    "mutation": "mutation-test a package against its tests (mutmut), or some modules: attention_lib.heads masks ...",
+    "mutation": "mutation-test attention_lib against tests/lib (mutmut, ~25 min on 2 cores), or modules: heads masks",
 }
 
 
@@ -286,8 +286,8 @@ def package() -> None:
 #: python3 dev.py mutation: mutmut makes mutants of a package, copies that each change one thing (a `<` for a
 #: `<=`, a number, a string, an argument left out), and runs against each the tests that reach the function it
 #: changed; a mutant that every test passes is a gap in the tests, unless it behaves exactly as the original.
-#: Those are listed with the reason in the package's equivalent_mutants.toml, beside its tests. mutmut's
-#: settings are each project's [tool.mutmut] (pyproject.toml; exercises/pyproject.toml).
+#: Those are listed with the reason in tests/lib/equivalent_mutants.toml. mutmut's settings: [tool.mutmut] in
+#: pyproject.toml.
 EQUIVALENTS = "equivalent_mutants.toml"
 #: mutmut forks a worker per mutant from a process that has imported torch. With OpenMP's threads started, a
 #: forked worker can wait forever on a lock that a thread of its parent held: every such mutant ends as a
@@ -432,25 +432,18 @@ class MutationReport:
 
 
 def mutation_selection(args: list[str]) -> dict[Distribution, list[str]]:
-    """The packages to mutate, each with mutmut's patterns for the mutants to run (none: all of them), from the
-    command line: a package (``attention_exercises``), or modules (``attention_lib.heads``, or ``heads`` for
-    attention_lib's)."""
-    if not args:
-        return {LIBRARY: []}
-    selection: dict[Distribution, list[str]] = {}
+    """The package to mutate with mutmut's patterns for the mutants to run (none: all of them), from the
+    command line: modules of attention_lib (``attention_lib.heads``, or ``heads``), or none for all of it."""
+    patterns: list[str] = []
     for arg in args:
-        name = arg if arg.split(".")[0] in {d.name for d in DISTRIBUTIONS} else f"{LIBRARY.name}.{arg}"
-        dist = next(d for d in DISTRIBUTIONS if d.name == name.split(".")[0])
-        if name == dist.name:
-            selection[dist] = []
-            continue
-        module = dist.project / (name.replace(".", "/") + ".py")
-        if not module.is_file():
-            known = sorted(p.stem for p in dist.package.glob("*.py") if p.stem != "__init__")
-            sys.exit(f"dev.py mutation: no module {name}; {dist.name}'s are: {', '.join(known)}")
-        if selection.get(dist) != []:
-            selection.setdefault(dist, []).append(f"{name}.*")
-    return selection
+        name = arg if arg.startswith(f"{LIBRARY.name}.") or arg == LIBRARY.name else f"{LIBRARY.name}.{arg}"
+        if name == LIBRARY.name:
+            return {LIBRARY: []}
+        if not (LIBRARY.project / (name.replace(".", "/") + ".py")).is_file():
+            known = sorted(p.stem for p in LIBRARY.package.glob("*.py") if p.stem != "__init__")
+            sys.exit(f"dev.py mutation: no module {name}; {LIBRARY.name}'s are: {', '.join(known)}")
+        patterns.append(f"{name}.*")
+    return {LIBRARY: patterns}
 
 
 def has_cuda() -> bool:
