@@ -338,8 +338,9 @@ def test_wrapper_heads_are_causal_attention_heads() -> None:
         torch.testing.assert_close(out[..., 2 * h : 2 * h + 2], head(x))
 
 
-def test_the_fast_path_builds_a_mask_only_for_padding(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The docstring's promise: is_causal and no mask without padding; with padding, a (b, 1, t, t) mask."""
+@pytest.fixture
+def sdpa_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """The keyword arguments of every call of F.scaled_dot_product_attention while the test runs, in order."""
     calls: list[dict] = []
     sdpa = torch.nn.functional.scaled_dot_product_attention
 
@@ -348,15 +349,20 @@ def test_the_fast_path_builds_a_mask_only_for_padding(monkeypatch: pytest.Monkey
         return sdpa(*args, **kwargs)
 
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
+    return calls
+
+
+def test_the_fast_path_builds_a_mask_only_for_padding(sdpa_calls: list[dict]) -> None:
+    """The docstring's promise: is_causal and no mask without padding; with padding, a (b, 1, t, t) mask."""
     module = al.MultiHeadAttention(3, 4, 6, 0.0, 2).eval()
     x = torch.randn(2, 5, 3)
     module(x)
     module(x, key_padding_mask=torch.tensor([[False] * 4 + [True], [False] * 5]))
-    assert calls[0].get("is_causal") is True
-    assert calls[0].get("attn_mask") is None
-    assert "is_causal" not in calls[1]
-    assert calls[1]["attn_mask"].shape == (2, 1, 5, 5)
-    assert calls[1]["attn_mask"].dtype == torch.bool
+    assert sdpa_calls[0].get("is_causal") is True
+    assert sdpa_calls[0].get("attn_mask") is None
+    assert "is_causal" not in sdpa_calls[1]
+    assert sdpa_calls[1]["attn_mask"].shape == (2, 1, 5, 5)
+    assert sdpa_calls[1]["attn_mask"].dtype == torch.bool
 
 
 def test_wrapper_passes_qkv_bias_to_every_head() -> None:
@@ -394,39 +400,31 @@ def test_fast_path_zeroes_queries_that_see_only_padding_where_sdpa_returns_nan(m
     torch.testing.assert_close(fast[0, :2], mha.out_proj.bias.expand(2, 6))  # zero context, then out_proj's bias
 
 
-def test_fast_path_passes_dropout_in_training_only_on_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_path_passes_dropout_in_training_only_on_every_call(sdpa_calls: list[dict]) -> None:
     """SDPA gets the module's dropout probability in training and 0 in eval, with and without a mask (padding,
     a KV cache); the explicit path (use_sdpa=False) never calls SDPA."""
-    calls: list[dict] = []
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-
-    def recording(*args, **kwargs):
-        calls.append(kwargs)
-        return sdpa(*args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
     torch.manual_seed(0)
     mha = al.MultiHeadAttention(4, 4, 8, 0.5, 2)
     x = torch.randn(2, 4, 4)
     kpm = torch.tensor([[False] * 3 + [True], [False] * 4])
     for training, dropout_p in [(True, 0.5), (False, 0.0)]:
         mha.train(training)
-        calls.clear()
+        sdpa_calls.clear()
         mha(x)
         mha(x, key_padding_mask=kpm)
         for tokens in (slice(0, 1), slice(1, 3), slice(3, 4)):  # prefill, then two tokens, then one
             mha(x[:, tokens], use_cache=True)
         mha.reset_cache()
         # is_causal for the queries that start at 0; a mask for two tokens after the cache; none for one.
-        assert [call.get("is_causal", False) for call in calls] == [True, False, True, False, False]
-        assert [call.get("attn_mask") is None for call in calls] == [True, False, True, False, True]
-        assert [call.get("dropout_p", 0.0) for call in calls] == [dropout_p] * 5
+        assert [call.get("is_causal", False) for call in sdpa_calls] == [True, False, True, False, False]
+        assert [call.get("attn_mask") is None for call in sdpa_calls] == [True, False, True, False, True]
+        assert [call.get("dropout_p", 0.0) for call in sdpa_calls] == [dropout_p] * 5
     # The dropout really is applied on the masked path as well: two training forwards differ.
     mha.train()
     assert not torch.allclose(mha(x, key_padding_mask=kpm), mha(x, key_padding_mask=kpm))
-    calls.clear()
+    sdpa_calls.clear()
     mha.use_sdpa = False
     mha(x, key_padding_mask=kpm)
     mha.use_sdpa = True
     mha(x, need_weights=True)
-    assert calls == []
+    assert sdpa_calls == []
