@@ -295,9 +295,28 @@ EQUIVALENTS = "equivalent_mutants.toml"
 MUTATION_THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: mutmut's exit codes for a tested mutant (mutmut/stats.py, 3.8): a test failed (1; 3, pytest's internal
 #: error), ran out of time, or crashed. Anything else is not a kill: 0 (every test passed), 5 or 33 (no test
-#: reaches the function), None (not run).
-CAUGHT = {1: "killed", 3: "killed", 36: "timeout", 24: "timeout", -24: "timeout", 152: "timeout", 255: "timeout"}
+#: reaches the function), None (not run), any other code (shown as it is).
+CAUGHT: dict[int | None, str] = {
+    1: "killed",
+    3: "killed",
+    36: "timeout",
+    24: "timeout",
+    -24: "timeout",
+    152: "timeout",
+    255: "timeout",
+}
 CAUGHT |= {-11: "crashed", -9: "crashed"}
+OUTCOMES: dict[int | None, str] = {None: "not run", 0: "survived", 5: "no tests", 33: "no tests", **CAUGHT}
+
+
+def unmangle(function: str) -> tuple[str | None, str]:
+    """The class (None for a module's function) and the function's own name, from mutmut's name for a function
+    without its module: ``x_split_heads`` is (None, "split_heads"), ``xǁCausalAttentionǁforward`` is
+    ("CausalAttention", "forward")."""
+    if function.startswith("x_"):
+        return None, function.removeprefix("x_")
+    _, owner, name = function.split("ǁ")
+    return owner, name
 
 
 @dataclass(frozen=True)
@@ -337,22 +356,14 @@ def mutants_of(mutants_dir: Path, package: str) -> list[Mutant]:
             local = name.rpartition(".")[2]
             mangled = local.partition("__mutmut_")[0]
             # Each copy is named after the mutant (x_f__mutmut_3, xǁClassǁf__mutmut_orig): shown as `def f(`.
-            plain = mangled.removeprefix("x_") if mangled.startswith("x_") else mangled.rpartition("ǁ")[2]
+            plain = unmangle(mangled)[1]
             original = [
                 line.replace(f"{mangled}__mutmut_orig(", f"{plain}(") for line in bodies[f"{mangled}__mutmut_orig"]
             ]
             mutated = [line.replace(f"{local}(", f"{plain}(") for line in bodies[local]]
             diff = difflib.unified_diff(original, mutated, lineterm="", n=0)
             change = [f"{line[0]} {line[1:].strip()}" for line in diff if line[:1] in "-+" and line[:3] not in "---+++"]
-            if code is None:
-                outcome = "not run"
-            elif code == 0:
-                outcome = "survived"
-            elif code in (5, 33):
-                outcome = "no tests"
-            else:
-                outcome = CAUGHT.get(code, f"exit code {code}")
-            found.append(Mutant(name, outcome, "\n".join(change)))
+            found.append(Mutant(name, OUTCOMES.get(code, f"exit code {code}"), "\n".join(change)))
     return found
 
 
@@ -367,6 +378,10 @@ class Equivalent:
     change: str
     reason: str
     cuda: bool = False
+
+    @property
+    def module(self) -> str:
+        return self.function.rpartition(".")[0]
 
     def matches(self, mutant: Mutant) -> bool:
         return mutant.function == self.function and mutant.change == self.change
@@ -412,10 +427,11 @@ class MutationReport:
         for mutant in mutants:
             row = rows.setdefault(mutant.module, Counter())
             row["mutants"] += 1
-            entry = next((e for e in accepted if e.matches(mutant)), None)
             if mutant.outcome in CAUGHT.values():
                 row["killed" if mutant.outcome == "killed" else "timeout or crash"] += 1
-            elif mutant.outcome == "survived" and entry is not None:
+                continue
+            entry = next((e for e in accepted if e.matches(mutant)), None) if mutant.outcome == "survived" else None
+            if entry is not None:
                 used.append(entry)
                 row["needs CUDA" if entry.cuda else "equivalent"] += 1
             else:
@@ -431,19 +447,19 @@ class MutationReport:
         return "\n".join(lines)
 
 
-def mutation_selection(args: list[str]) -> dict[Distribution, list[str]]:
-    """The package to mutate with mutmut's patterns for the mutants to run (none: all of them), from the
-    command line: modules of attention_lib (``attention_lib.heads``, or ``heads``), or none for all of it."""
-    patterns: list[str] = []
+def mutation_selection(args: list[str]) -> list[str]:
+    """mutmut's patterns for the mutants to run (none: all of them) from the command line: modules of
+    attention_lib (``attention_lib.heads``, or ``heads``), or none, or ``attention_lib``, for all of it."""
+    patterns = []
     for arg in args:
         name = arg if arg.startswith(f"{LIBRARY.name}.") or arg == LIBRARY.name else f"{LIBRARY.name}.{arg}"
         if name == LIBRARY.name:
-            return {LIBRARY: []}
+            return []
         if not (LIBRARY.project / (name.replace(".", "/") + ".py")).is_file():
             known = sorted(p.stem for p in LIBRARY.package.glob("*.py") if p.stem != "__init__")
             sys.exit(f"dev.py mutation: no module {name}; {LIBRARY.name}'s are: {', '.join(known)}")
         patterns.append(f"{name}.*")
-    return {LIBRARY: patterns}
+    return patterns
 
 
 def has_cuda() -> bool:
@@ -452,43 +468,36 @@ def has_cuda() -> bool:
 
 
 def mutation(args: list[str]) -> int:
-    """Run mutmut on each selected package, from a fresh copy, and report, module by module, how many of its
-    mutants were killed, how many are equivalent (listed), and every other survivor with what it changes."""
-    cuda = has_cuda()
-    failed = False
-    for dist, patterns in mutation_selection(args).items():
-        shutil.rmtree(dist.project / "mutants", ignore_errors=True)
-        workers = os.cpu_count() or 1
-        start = time.monotonic()
-        command = [str(venv_bin("mutmut")), "run", "--max-children", str(workers), *patterns]
-        print("+", *command, flush=True)
-        subprocess.run(command, cwd=dist.project, env={**os.environ, **MUTATION_THREADS}, check=True)
-        seconds = round(time.monotonic() - start)
-        modules = {pattern.removesuffix(".*") for pattern in patterns}
-        mutants = [m for m in mutants_of(dist.project / "mutants", dist.name) if not modules or m.module in modules]
-        equivalents_file = dist.tests / EQUIVALENTS
-        equivalents = [
-            e for e in read_equivalents(equivalents_file) if not modules or e.function.rpartition(".")[0] in modules
-        ]
-        report = MutationReport.of(mutants, equivalents, cuda=cuda)
-        print(f"\n{dist.name}: {len(mutants)} mutants, {seconds // 60} min {seconds % 60} s with {workers} workers")
-        print(report.table())
-        for mutant in report.survivors:
-            print(
-                f"\n{mutant.outcome}: {mutant.name}", *(f"    {line}" for line in mutant.change.splitlines()), sep="\n"
-            )
-        for entry in report.stale:
-            print(f"\n{equivalents_file.relative_to(ROOT)}: no mutant of {entry.function} survives with this change:")
-            print(*(f"    {line}" for line in entry.change.splitlines()), sep="\n")
-        if report.survivors or report.stale:
-            failed = True
-            print(
-                f"\n{len(report.survivors)} mutants not killed, {len(report.stale)} entries of"
-                f" {equivalents_file.relative_to(ROOT)} out of date. Kill each mutant with a test, or say in that"
-                f" file why no test can (`mutmut show NAME` in {dist.project.relative_to(ROOT).as_posix() or '.'}/"
-                " shows a mutant whole); remove an entry whose mutant a test now kills."
-            )
-    return 1 if failed else 0
+    """Run mutmut on attention_lib (or some of its modules), from a fresh copy, and report, module by module, how
+    many mutants were killed, how many are equivalent (listed), and every other survivor with what it changes."""
+    patterns = mutation_selection(args)
+    shutil.rmtree(LIBRARY.project / "mutants", ignore_errors=True)
+    workers = os.cpu_count() or 1
+    start = time.monotonic()
+    command = [str(venv_bin("mutmut")), "run", "--max-children", str(workers), *patterns]
+    print("+", *command, flush=True)
+    subprocess.run(command, cwd=LIBRARY.project, env={**os.environ, **MUTATION_THREADS}, check=True)
+    seconds = round(time.monotonic() - start)
+    modules = {pattern.removesuffix(".*") for pattern in patterns}
+    mutants = [m for m in mutants_of(LIBRARY.project / "mutants", LIBRARY.name) if not modules or m.module in modules]
+    equivalents_file = (LIBRARY.tests / EQUIVALENTS).relative_to(ROOT)
+    equivalents = [e for e in read_equivalents(ROOT / equivalents_file) if not modules or e.module in modules]
+    report = MutationReport.of(mutants, equivalents, cuda=has_cuda())
+    print(f"\n{LIBRARY.name}: {len(mutants)} mutants, {seconds // 60} min {seconds % 60} s with {workers} workers")
+    print(report.table())
+    for mutant in report.survivors:
+        print(f"\n{mutant.outcome}: {mutant.name}", *(f"    {line}" for line in mutant.change.splitlines()), sep="\n")
+    for entry in report.stale:
+        print(f"\n{equivalents_file}: no mutant of {entry.function} survives with this change:")
+        print(*(f"    {line}" for line in entry.change.splitlines()), sep="\n")
+    if not (report.survivors or report.stale):
+        return 0
+    print(
+        f"\n{len(report.survivors)} mutants not killed, {len(report.stale)} entries of {equivalents_file} out of"
+        " date. Kill each mutant with a test, or say in that file why no test can (`mutmut show NAME` in the"
+        " repository's root shows a mutant whole); remove an entry whose mutant a test now kills."
+    )
+    return 1
 
 
 def main(argv: list[str]) -> int:

@@ -12,7 +12,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 
 import dev
 
@@ -75,10 +74,6 @@ def tiny_mutants(tmp_path_factory: pytest.TempPathFactory) -> list[dev.Mutant]:
     return dev.mutants_of(project / "mutants", "tiny")
 
 
-def _by_change(mutants: list[dev.Mutant]) -> dict[str, dev.Mutant]:
-    return {mutant.change: mutant for mutant in mutants}
-
-
 def test_the_report_reads_each_mutants_outcome_and_change(tiny_mutants: list[dev.Mutant]) -> None:
     assert {(m.name, m.outcome, m.change) for m in tiny_mutants} == {
         ("tiny.ops.x_clamp__mutmut_1", "killed", "- def clamp(x, low=0, high=10):\n+ def clamp(x, low=1, high=10):"),
@@ -129,12 +124,12 @@ def test_a_mutant_only_cuda_can_kill_must_die_where_cuda_is_present(tiny_mutants
 
 
 def test_modules_are_named_as_the_command_line_gives_them() -> None:
-    library = dev.LIBRARY
-    assert dev.mutation_selection([]) == {library: []}
-    assert dev.mutation_selection(["heads", "attention_lib.masks"]) == {
-        library: ["attention_lib.heads.*", "attention_lib.masks.*"]
-    }
-    assert dev.mutation_selection(["heads", "attention_lib"]) == {library: []}
+    assert dev.mutation_selection([]) == []
+    assert dev.mutation_selection(["heads", "attention_lib.masks"]) == [
+        "attention_lib.heads.*",
+        "attention_lib.masks.*",
+    ]
+    assert dev.mutation_selection(["heads", "attention_lib"]) == []
     for wrong in ("head", "attention_exercises"):
         with pytest.raises(SystemExit) as exit_:
             dev.mutation_selection([wrong])
@@ -148,8 +143,7 @@ def _function_source(entry: dev.Equivalent) -> str:
     ``attention_lib.causal.xǁCausalAttentionǁforward``)."""
     module, _, mangled = entry.function.rpartition(".")
     path = ROOT / (module.replace(".", "/") + ".py")
-    name = mangled.removeprefix("x_") if mangled.startswith("x_") else mangled.split("ǁ")[2]
-    owner = None if mangled.startswith("x_") else mangled.split("ǁ")[1]
+    owner, name = dev.unmangle(mangled)
     source = path.read_text(encoding="utf-8")
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ClassDef) and owner == node.name:
@@ -161,18 +155,10 @@ def _function_source(entry: dev.Equivalent) -> str:
     raise AssertionError(f"{entry.function}: no such function in {path.relative_to(ROOT)}")
 
 
-EQUIVALENTS = {
-    dist.name: dev.read_equivalents(dist.tests / dev.EQUIVALENTS)
-    for dist in dev.DISTRIBUTIONS
-    if (dist.tests / dev.EQUIVALENTS).exists()
-}
+EQUIVALENTS = dev.read_equivalents(dev.LIBRARY.tests / dev.EQUIVALENTS)
 
 
-@pytest.mark.parametrize(
-    "entry",
-    [entry for entries in EQUIVALENTS.values() for entry in entries],
-    ids=lambda entry: entry.function.rpartition(".")[2],
-)
+@pytest.mark.parametrize("entry", EQUIVALENTS, ids=lambda entry: entry.function.rpartition(".")[2])
 def test_every_listed_equivalent_is_still_in_the_code(entry: dev.Equivalent) -> None:
     """The weekly run reports an entry whose mutant is gone; this finds the commonest cause at once: the line
     it mutates changed."""
@@ -186,18 +172,6 @@ def test_every_listed_equivalent_is_still_in_the_code(entry: dev.Equivalent) -> 
 
 
 def test_the_library_has_a_list_of_equivalents_and_it_lists_each_mutant_once() -> None:
-    entries = EQUIVALENTS["attention_lib"]
-    assert entries
-    keys = [(entry.function, entry.change) for entry in entries]
+    assert EQUIVALENTS
+    keys = [(entry.function, entry.change) for entry in EQUIVALENTS]
     assert len(keys) == len(set(keys))
-
-
-def test_the_weekly_workflow_runs_the_command_and_can_be_started_by_hand() -> None:
-    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "mutation.yml").read_text(encoding="utf-8"))
-    on = workflow[True]  # YAML 1.1 reads the key `on` as True
-    assert set(on) == {"schedule", "workflow_dispatch"}
-    assert len(on["schedule"]) == 1
-    (job,) = workflow["jobs"].values()
-    runs = [step["run"] for step in job["steps"] if "run" in step]
-    assert runs == ["python dev.py mutation $MODULES"]
-    assert job["steps"][-1]["env"] == {"MODULES": "${{ inputs.modules }}"}

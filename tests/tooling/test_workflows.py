@@ -156,6 +156,17 @@ def test_every_cpu_job_runs_the_readmes_test_command() -> None:
     assert tests["jobs"]["gpu"]["env"]["REQUIRE_CUDA"] == "1"
 
 
+def test_the_weekly_workflow_runs_the_command_and_can_be_started_by_hand() -> None:
+    workflow = _load(GITHUB / "workflows" / "mutation.yml")
+    on = workflow["on"]
+    assert set(on) == {"schedule", "workflow_dispatch"}
+    assert len(on["schedule"]) == 1
+    (job,) = workflow["jobs"].values()
+    runs = [step["run"] for step in job["steps"] if "run" in step]
+    assert runs == ["python dev.py mutation $MODULES"]
+    assert job["steps"][-1]["env"] == {"MODULES": "${{ inputs.modules }}"}
+
+
 @pytest.mark.parametrize(
     ("schema", "path"),
     [
