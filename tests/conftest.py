@@ -53,6 +53,20 @@ def device(request: pytest.FixtureRequest) -> torch.device:
     return torch.device(request.param)
 
 
+@pytest.fixture
+def sdpa_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """The keyword arguments of every call of F.scaled_dot_product_attention while the test runs, in order."""
+    calls: list[dict] = []
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+
+    def recording(*args, **kwargs):
+        calls.append(kwargs)
+        return sdpa(*args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
+    return calls
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     # The GPU job sets REQUIRE_CUDA=1: there, a torch without CUDA must fail the run, not skip the
     # gpu-marked tests and pass.

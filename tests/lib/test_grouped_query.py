@@ -196,36 +196,22 @@ def test_an_input_of_the_wrong_width_is_refused_by_name(use_sdpa: bool) -> None:
     assert gqa(torch.randn(1, 3, 6)).shape == (1, 3, 8)
 
 
-class _RecordSdpa:
-    """Stands in for F.scaled_dot_product_attention, recording the keyword arguments of each call."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, object]] = []
-        self.sdpa = F.scaled_dot_product_attention
-
-    def __call__(self, *args: torch.Tensor, **kwargs: object) -> torch.Tensor:
-        self.calls.append(kwargs)
-        return self.sdpa(*args, **kwargs)
-
-
 @pytest.mark.skipif(not SDPA_HAS_GQA, reason="scaled_dot_product_attention has enable_gqa from torch 2.5")
-def test_the_default_takes_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_takes_the_fast_path(sdpa_calls: list[dict]) -> None:
     """Without use_sdpa the module calls scaled_dot_product_attention (enable_gqa, is_causal, no mask);
     with use_sdpa=False it never does, and the two agree."""
-    record = _RecordSdpa()
-    monkeypatch.setattr(F, "scaled_dot_product_attention", record)
     torch.manual_seed(0)
     gqa = al.GroupedQueryAttention(6, 8, 0.0, num_heads=4, num_kv_groups=2).double().eval()
     x = torch.randn(2, 5, 6, dtype=torch.float64)
     assert gqa.use_sdpa is True
     fast = gqa(x)
-    assert len(record.calls) == 1
-    assert record.calls[0]["enable_gqa"] is True
-    assert record.calls[0]["is_causal"] is True
-    assert record.calls[0]["attn_mask"] is None
+    assert len(sdpa_calls) == 1
+    assert sdpa_calls[0]["enable_gqa"] is True
+    assert sdpa_calls[0]["is_causal"] is True
+    assert sdpa_calls[0]["attn_mask"] is None
     gqa.use_sdpa = False
     torch.testing.assert_close(gqa(x), fast, **TOL[torch.float64])
-    assert len(record.calls) == 1
+    assert len(sdpa_calls) == 1
 
 
 @pytest.mark.parametrize("use_sdpa", [True, False], ids=["sdpa", "explicit"])
@@ -244,17 +230,15 @@ def test_a_chunk_after_the_cache_sees_no_later_token(device: torch.device, num_p
 
 
 @pytest.mark.skipif(not SDPA_HAS_GQA, reason="scaled_dot_product_attention has enable_gqa from torch 2.5")
-def test_the_fast_path_masks_a_chunk_after_one_cached_token(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fast_path_masks_a_chunk_after_one_cached_token(sdpa_calls: list[dict]) -> None:
     """After one cached token, a chunk of 2 goes to scaled_dot_product_attention with the bottom-right mask
     (query 0 sees keys 0..1, query 1 sees keys 0..2); one new token after it needs none, and gets none."""
-    record = _RecordSdpa()
-    monkeypatch.setattr(F, "scaled_dot_product_attention", record)
     gqa = al.GroupedQueryAttention(6, 8, 0.0, 4, 2).eval()
     x = torch.randn(1, 4, 6)
     gqa(x[:, :1], use_cache=True)
     gqa(x[:, 1:3], use_cache=True)
     gqa(x[:, 3:], use_cache=True)
     may_attend = torch.tensor([[True, True, False], [True, True, True]])
-    assert [call["is_causal"] for call in record.calls] == [True, False, False]
-    assert torch.equal(record.calls[1]["attn_mask"], may_attend)
-    assert record.calls[2]["attn_mask"] is None
+    assert [call["is_causal"] for call in sdpa_calls] == [True, False, False]
+    assert torch.equal(sdpa_calls[1]["attn_mask"], may_attend)
+    assert sdpa_calls[2]["attn_mask"] is None

@@ -338,20 +338,6 @@ def test_wrapper_heads_are_causal_attention_heads() -> None:
         torch.testing.assert_close(out[..., 2 * h : 2 * h + 2], head(x))
 
 
-@pytest.fixture
-def sdpa_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
-    """The keyword arguments of every call of F.scaled_dot_product_attention while the test runs, in order."""
-    calls: list[dict] = []
-    sdpa = torch.nn.functional.scaled_dot_product_attention
-
-    def recording(*args, **kwargs):
-        calls.append(kwargs)
-        return sdpa(*args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording)
-    return calls
-
-
 def test_the_fast_path_builds_a_mask_only_for_padding(sdpa_calls: list[dict]) -> None:
     """The docstring's promise: is_causal and no mask without padding; with padding, a (b, 1, t, t) mask."""
     module = al.MultiHeadAttention(3, 4, 6, 0.0, 2).eval()
