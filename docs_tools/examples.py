@@ -24,7 +24,10 @@ class PythonWithOutputParser:
     def __call__(self, document: Document) -> Iterable[Region]:
         blocks = list(fenced_blocks(document))
         outputs = shown_outputs(document, blocks)
-        claimed = {output.start for output in outputs.values()}
+        # An output's blocks: one, or two where a fold holds the rest of it.
+        claimed = {
+            block.start for block in blocks for output in outputs.values() if output.start <= block.start < output.end
+        }
         for block in blocks:
             info = block.lexemes["info"]
             if info == RUN:

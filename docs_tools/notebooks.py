@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import base64
 import functools
+import html
 import re
 import sys
 from collections.abc import Callable
@@ -268,6 +269,14 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
         (block.start, block) for block in blocks if not any(_within(block, e.solution) for e in solutions)
     ]
     items += [(exercise.solution[0], exercise) for exercise in solutions]
+    # The second block of an output that a fold holds (shown_outputs): a cell of its own, folded as on the page.
+    folds = {
+        block.start: output
+        for output in outputs.values()
+        if "folded" in output.lexemes
+        for block in blocks
+        if output.start < block.start < output.end
+    }
     for start, item in sorted(items, key=lambda pair: pair[0]):
         if isinstance(item, Exercise):
             prose, attachments = _markdown(text[position:start], lang, site_url, heading_ids, page)
@@ -280,6 +289,10 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
         info = block.lexemes["info"]
         if info not in (RUN, OUTPUT):
             continue  # other fences (bash, text) stay in the prose around them
+        if block.start in folds:
+            position = block.end
+            cells.append(v4.new_markdown_cell(_folded(folds[block.start])))
+            continue
         prose, attachments = _markdown(text[position : block.start], lang, site_url, heading_ids, page)
         position = block.end
         if prose:
@@ -296,7 +309,8 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
             )
             continue
         output = outputs.get(block.start)
-        stored, raises = _outputs(None if output is None else str(output.lexemes["source"]))
+        shown = None if output is None else output.lexemes.get("shown", output.lexemes["source"])
+        stored, raises = _outputs(None if shown is None else str(shown))
         metadata: dict[str, Any] = {"tags": ["raises-exception"]} if raises else {}
         bug = next((e for e in page_exercises if e.kind == BUG and _within(block, e.section)), None)
         if bug is not None and any(call["id"] == bug.id for call in CHECK_CALL.finditer(source)):
@@ -313,6 +327,12 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
         "language_info": {"name": "python"},
     }
     return v4.new_notebook(cells=cells, metadata=metadata)
+
+
+def _folded(output: Region) -> str:
+    """The folded part of an output, closed as on the page (HTML that Jupyter and the site both fold)."""
+    title = html.escape(output.lexemes["title"])
+    return f"<details><summary>{title}</summary><pre>{html.escape(output.lexemes['folded'].rstrip())}</pre></details>"
 
 
 def _within(block: Region, span: tuple[int, int]) -> bool:

@@ -135,18 +135,40 @@ def fenced_blocks(document: Document) -> Iterator[Region]:
     return iter(FENCES(document))
 
 
+#: What stands between an output block and the fold that holds the rest of it: ``??? tip "Hint"`` (the
+#: hint of a find-the-bug exercise's ✗, for the reader to open when stuck).
+FOLD = re.compile(r'\s*\?\?\? tip(?: "(?P<title>[^"\n]*)")?\n\s*')
+
+
 def shown_outputs(document: Document, blocks: list[Region]) -> dict[int, Region]:
     """The output block shown under each ```` ```python ```` block, keyed by the code block's start.
 
-    An output block belongs to the code block right above it, with only blank lines between.
+    An output block belongs to the code block right above it, with only blank lines between. Where a
+    ``??? tip`` fold right under it holds another output block, the two are one output: the region spans both,
+    its ``source`` is the whole text, ``shown`` the part in view, ``folded`` the rest and ``title`` the fold's.
     """
-    return {
-        block.start: following
-        for block, following in itertools.pairwise(blocks)
-        if block.lexemes["info"] == RUN
-        and following.lexemes["info"] == OUTPUT
-        and not document.text[block.end : following.start].strip()
-    }
+    found = {}
+    for index, (block, following) in enumerate(itertools.pairwise(blocks)):
+        if not (
+            block.lexemes["info"] == RUN
+            and following.lexemes["info"] == OUTPUT
+            and not document.text[block.end : following.start].strip()
+        ):
+            continue
+        after = blocks[index + 2] if index + 2 < len(blocks) else None
+        fold = None if after is None else FOLD.fullmatch(document.text[following.end : after.start])
+        if after is not None and fold is not None and after.lexemes["info"] == OUTPUT:
+            shown, folded = str(following.lexemes["source"]), str(after.lexemes["source"])
+            lexemes = {
+                "info": OUTPUT,
+                "source": shown + folded,
+                "shown": shown,
+                "folded": folded,
+                "title": fold["title"] or "",
+            }
+            following = Region(following.start, after.end, lexemes=lexemes)
+        found[block.start] = following
+    return found
 
 
 def without_code(text: str) -> str:

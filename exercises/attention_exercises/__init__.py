@@ -23,6 +23,9 @@ returns.
 from __future__ import annotations
 
 import difflib
+import html
+import re
+import sys
 from typing import Any
 
 from . import (
@@ -141,10 +144,56 @@ def diagnose(exercise: str, answer: Any, lang: str | None = None) -> Result:
     return message(spec, lang, checked, None)
 
 
-def check(exercise: str, answer: Any, lang: str | None = None) -> None:
-    """Check ``answer`` for ``exercise`` and print what was found (see
-    `diagnose`, which returns it)."""
-    print(diagnose(exercise, answer, lang))
+def check(exercise: str, answer: Any, lang: str | None = None) -> Result:
+    """Check ``answer`` for ``exercise``, show what was found and return it
+    (see `diagnose`): true on ✓, so that ``assert check(...)`` stops a
+    script at a wrong answer.
+
+    In a Jupyter notebook the hint of a ✗ is folded, for the reader to open
+    when stuck, and the returned result is not shown a second time."""
+    result = diagnose(exercise, answer, lang)
+    if not _in_notebook():
+        print(result)
+        return result
+    from IPython.display import display
+
+    display({"text/plain": str(result), "text/html": _html(result)}, raw=True)
+    return _Shown(
+        result.exercise, result.passed, result.message, result.hint, result.tip
+    )
+
+
+class _Shown(Result):
+    """A result that `check` has shown: a notebook does not show it again
+    when it is the cell's last expression."""
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+def _in_notebook() -> bool:
+    """Whether the code runs in a Jupyter kernel (IPython's terminal prints
+    as a script does)."""
+    ipython = sys.modules.get("IPython")
+    shell = None if ipython is None else ipython.get_ipython()
+    return shell is not None and hasattr(shell, "kernel")
+
+
+def _html(result: Result) -> str:
+    """The result as a notebook shows it: the message, and the hint folded
+    under a summary that names it."""
+    body = str(result)
+    if result.tip:
+        body = body[: -len(result.tip)].rstrip("\n")
+    shown = f"<pre>{html.escape(body)}</pre>"
+    if not result.tip:
+        return shown
+    # The label the hint starts with, "Hint" or "提示".
+    summary = re.split("[:：]", result.tip.strip(), maxsplit=1)[0]
+    return (
+        f"{shown}<details><summary>{html.escape(summary)}</summary>"
+        f"<pre>{html.escape(result.tip)}</pre></details>"
+    )
 
 
 __version__ = "0.1.0"

@@ -12,7 +12,8 @@ import unicodedata
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -23,6 +24,8 @@ from ._rules import NONE, Broken, Rules, active, watched
 
 #: How many random inputs each check tries.
 COUNT = 20
+
+T = TypeVar("T")
 
 
 def attend(
@@ -62,14 +65,36 @@ HINTS: Messages = messages("hints")
 CHECKED: Messages = messages("checked")
 
 
+@dataclass
+class Example:
+    """An input the reader's code failed on: the arguments it was called
+    with, by the names of its parameters, and what it should have returned
+    next to what it returned (``None`` where it raised)."""
+
+    inputs: list[tuple[str, object]]
+    expected: torch.Tensor | None = None
+    got: torch.Tensor | None = None
+
+    @property
+    def size(self) -> int:
+        """How large the input is: the elements of its tensors."""
+        return sum(
+            value.numel()
+            for _, value in self.inputs
+            if isinstance(value, torch.Tensor)
+        )
+
+
 class WrongAnswerError(Exception):
-    """The first property the reader's answer does not have."""
+    """The first property the reader's answer does not have, and the input
+    it was found on (`Example`) where one shows it."""
 
     def __init__(
         self, problem: str, hint: str | None = None, **fields: Any
     ) -> None:
         super().__init__(problem)
         self.problem, self.hint, self.fields = problem, hint, fields
+        self.example: Example | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +111,9 @@ class Exercise:
     words: Messages = field(default_factory=dict)
     #: What the task forbids, checked while the answer runs.
     rules: Rules = NONE
+    #: The key, in ``words``, of what the answer is compared with: the
+    #: library call, which every ✗ names.
+    reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,8 +130,10 @@ class Result:
 
     exercise: str
     passed: bool
-    message: str
+    message: str = field(repr=False)
     hint: str | None = None
+    #: The lines of the message that give the hint, which a notebook folds.
+    tip: str = field(default="", repr=False)
 
     def __str__(self) -> str:
         return self.message
@@ -162,6 +192,12 @@ def call(
         for index, arg in enumerate(args)
         if index not in changes and (state := _state(arg)) is not None
     ]
+    # What it is called with, as the reader's code sees it (a copy, which
+    # the call cannot change): the failure after it shows this input.
+    _last_inputs[:] = [
+        (_parameter_name(answer, index), _copy(arg))
+        for index, arg in enumerate(args)
+    ]
     broken: list[Broken] = []
     try:
         # Warnings are not failures (a test run may turn them into errors),
@@ -193,7 +229,9 @@ def call(
             (key for key, make in wrong.items() if _raises(make, said)),
             "keep_inputs" if leaf else "compare",
         )
-        raise WrongAnswerError("raised", hint, error=said) from None
+        failure = WrongAnswerError("raised", hint, error=said)
+        failure.example = Example(list(_last_inputs))
+        raise failure from None
     if broken:
         raise broke(broken[0])
     for index, state in before:
@@ -201,6 +239,69 @@ def call(
             name = _parameter_name(answer, index)
             raise WrongAnswerError("mutated", "keep_inputs", name=name)
     return result
+
+
+#: The inputs of the reader's last call (`call`), by parameter name.
+_last_inputs: list[tuple[str, object]] = []
+
+
+def _copy(arg: object) -> object:
+    """``arg`` as it is before the call: a tensor's values, and those of an
+    object that holds tensors (a cache, which the call fills)."""
+    if isinstance(arg, torch.Tensor) and not arg.is_meta:
+        return arg.detach().clone()
+    if isinstance(arg, SimpleNamespace):
+        return SimpleNamespace(**{k: _copy(v) for k, v in vars(arg).items()})
+    return arg
+
+
+def each_seed(once: Callable[[int], T]) -> list[T]:
+    """``once(seed)`` for each of the COUNT seeds, and what each returned.
+    At the first failure the rest still run, so that the failure shows the
+    smallest input that fails the same way (a learner reads a 2 x 2 example
+    more easily than a 7 x 7 one); what failed and the hint stay the
+    first's, which the checks order to be the most precise."""
+    results: list[T] = []
+    first: WrongAnswerError | None = None
+    for seed in range(COUNT):
+        try:
+            results.append(once(seed))
+        except WrongAnswerError as failure:
+            if failure.example is None and not _structural(failure.problem):
+                failure.example = Example(list(_last_inputs))
+            if first is None:
+                if failure.example is None:
+                    raise  # a rule, a time-up: nothing to compare sizes of
+                first = failure
+            elif (
+                failure.example is not None
+                and failure.problem == first.problem
+                and first.example is not None
+                and failure.example.size < first.example.size
+            ):
+                # The same problem on a smaller input: its numbers.
+                first.example, first.fields = failure.example, failure.fields
+    if first is not None:
+        raise first
+    return results
+
+
+#: Failures about how the answer is made, not about what it computes from
+#: an input: they show no input.
+_STRUCTURAL = {
+    "missing",
+    "instance",
+    "not_module",
+    "no_linear",
+    "slow",
+    "exited",
+    "reads_value",
+    "dynamic_shape",
+}
+
+
+def _structural(problem: str) -> bool:
+    return problem in _STRUCTURAL or problem.startswith("rule_")
 
 
 def stopped(error: TimeUp | SystemExit) -> WrongAnswerError:
@@ -289,7 +390,22 @@ def expect(
     wrong: Mapping[str, Callable[[], torch.Tensor]] = {},
 ) -> torch.Tensor:
     """``out`` must be ``expected``; if it is one of the ``wrong`` answers
-    (hint key -> the wrong answer's result), the failure names its hint."""
+    (hint key -> the wrong answer's result), the failure names its hint,
+    and it shows the input of the call that returned ``out``."""
+    try:
+        return _expect(out, expected, what, wrong)
+    except WrongAnswerError as failure:
+        if failure.example is None:
+            failure.example = Example(list(_last_inputs), expected.detach())
+        raise
+
+
+def _expect(
+    out: object,
+    expected: torch.Tensor,
+    what: str,
+    wrong: Mapping[str, Callable[[], torch.Tensor]],
+) -> torch.Tensor:
     if out is None:
         raise WrongAnswerError("returned_none", "return")
     if not isinstance(out, torch.Tensor):
@@ -316,17 +432,22 @@ def expect(
         (key for key, make in wrong.items() if _is(out, make)), "compare"
     )
     if out.shape != expected.shape:
-        raise WrongAnswerError(
+        failure = WrongAnswerError(
             "shape",
             hint,
             what=what,
             got=tuple(out.shape),
             expected=tuple(expected.shape),
         )
-    if not torch.isfinite(out).all():
-        raise WrongAnswerError("not_finite", hint, what=what)
-    diff = (out.double() - expected.double()).abs().max().item()
-    raise WrongAnswerError("values", hint, what=what, diff=diff)
+    elif not torch.isfinite(out).all():
+        failure = WrongAnswerError("not_finite", hint, what=what)
+    else:
+        diff = (out.double() - expected.double()).abs().max().item()
+        failure = WrongAnswerError("values", hint, what=what, diff=diff)
+    failure.example = Example(
+        list(_last_inputs), expected.detach().clone(), out.detach().clone()
+    )
+    raise failure
 
 
 def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
@@ -621,15 +742,145 @@ def message(
         ]
         return Result(exercise.id, True, "\n".join(lines))
     fields = _named(exercise, lang, failure.fields)
+    reference = say(exercise.words, exercise.reference, lang)
+    fields.setdefault("reference", reference)
     problem = say(
         {**PROBLEMS, **exercise.words}, failure.problem, lang, **fields
     )
     lines = [wrap(f"✗ {exercise.id}: {problem}", "  ")]
+    lines.append(
+        wrap(
+            "  " + say(LABELS, "reference", lang, reference=reference), "    "
+        )
+    )
+    if failure.example is not None:
+        lines += _example_lines(failure.example, lang)
+    tip = ""
     if failure.hint is not None:
         hint = say({**HINTS, **exercise.words}, failure.hint, lang, **fields)
         label = say(LABELS, "hint", lang)
-        lines.append(wrap(f"  {label}{hint}", "    "))
-    return Result(exercise.id, False, "\n".join(lines), failure.hint)
+        tip = wrap(f"  {label}{hint}", "    ")
+    text = "\n".join([*lines, tip] if tip else lines)
+    return Result(exercise.id, False, text, failure.hint, tip)
+
+
+#: An input, or a result, is shown whole up to this many numbers; a larger
+#: one by its shape, and the results by their first difference.
+_SHOWN = 16
+
+
+def _example_lines(example: Example, lang: str) -> list[str]:
+    """The input a failure was found on, and what the answer returned next
+    to what it should have, in a few lines."""
+    lines = [wrap("  " + say(LABELS, "example", lang), "    ")]
+    for name, value in example.inputs:
+        lines += _value_lines(f"    {name} = ", value, lang)
+    expected, got = example.expected, example.got
+    if expected is None or got is None:
+        return lines
+    if (_small(expected) and _small(got)) or expected.shape != got.shape:
+        # Two decimals, or four where the results differ by less.
+        near = expected.shape == got.shape and torch.allclose(
+            expected.double(), got.double(), atol=0.05, rtol=0, equal_nan=True
+        )
+        labels = [say(LABELS, key, lang) for key in ("expected", "got")]
+        width = max(_columns(label) for label in labels) + 1
+        for label, tensor in zip(labels, (expected, got), strict=True):
+            prefix = "  " + label + " " * (width - _columns(label))
+            lines += _value_lines(prefix, tensor, lang, 4 if near else 2)
+        return lines
+    index = _first_difference(expected, got)
+    at = ", ".join(str(i) for i in index)
+    lines.append(
+        wrap(
+            "  "
+            + say(
+                LABELS,
+                "difference",
+                lang,
+                index=f"[{at}]",
+                expected=_number(expected[index]),
+                got=_number(got[index]),
+            ),
+            "    ",
+        )
+    )
+    return lines
+
+
+def _small(tensor: torch.Tensor) -> bool:
+    """Whether ``tensor`` is printed whole: a few numbers in a few rows."""
+    rows = tensor.numel() // max(1, tensor.shape[-1]) if tensor.dim() else 1
+    return not tensor.is_meta and tensor.numel() <= _SHOWN and rows <= 3
+
+
+def _columns(text: str) -> int:
+    return sum(
+        2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text
+    )
+
+
+def _value_lines(
+    prefix: str, value: object, lang: str, precision: int = 2
+) -> list[str]:
+    if isinstance(value, torch.Tensor):
+        if not _small(value):
+            shape = tuple(value.shape)
+            text = say(LABELS, "shape", lang, shape=shape)
+            return [prefix + text]
+        # Without the blank line torch prints between the matrices of a
+        # 3-D tensor: an indented block reads as well without it.
+        pad = " " * _columns(prefix)
+        printed = _printed(value, precision, 79 - len(pad))
+        shown = [line for line in printed.split("\n") if line]
+        return [prefix + shown[0], *(pad + line for line in shown[1:])]
+    if isinstance(value, nn.Module):
+        return [
+            prefix + say(LABELS, "module", lang, name=type(value).__name__)
+        ]
+    if isinstance(value, SimpleNamespace):  # a cache: what it holds
+        name = prefix.strip().removesuffix("=").strip()
+        indent = prefix[: len(prefix) - len(prefix.lstrip())]
+        return [
+            line
+            for key, held in vars(value).items()
+            for line in _value_lines(
+                f"{indent}{name}.{key} = ", held, lang, precision
+            )
+        ]
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return [prefix + repr(value)]
+    return [prefix + type(value).__name__]
+
+
+def _printed(tensor: torch.Tensor, precision: int, width: int) -> str:
+    """``repr`` of ``tensor`` with ``precision`` decimals, torch's print
+    options as they were afterwards."""
+    options = torch._tensor_str.PRINT_OPTS
+    saved = dict(vars(options))
+    try:
+        torch.set_printoptions(
+            precision=precision, sci_mode=False, linewidth=width
+        )
+        return repr(tensor.detach().cpu())
+    finally:
+        vars(options).update(saved)
+
+
+def _number(value: torch.Tensor) -> str:
+    return f"{value.item():.4g}"
+
+
+def _first_difference(
+    expected: torch.Tensor, got: torch.Tensor
+) -> tuple[int, ...]:
+    differ = ~torch.isclose(
+        got.double(), expected.double(), rtol=1e-4, atol=1e-5
+    )
+    where = differ.nonzero()
+    if len(where) == 0:  # the difference is in a place only allclose sees
+        where = torch.zeros(1, expected.dim(), dtype=torch.long)
+    return tuple(int(i) for i in where[0])
 
 
 #: A token of text to wrap: a Chinese character (a line may break after any),

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from attention_lib.masks import causal_mask, masked_softmax
 
-from ._core import COUNT, Exercise, call, expect, values_on
+from ._core import Exercise, call, each_seed, expect, values_on
 from ._messages import Messages, messages
 from ._rules import Rules
 
@@ -63,8 +63,7 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, *args, wrong=wrong)
         expect(out, expected, "context", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "context", "shape": "(batch, num_heads, n, head_dim)"}
     values = values_on("lib_masked")
     return [("shape", shape), ("values", values), ("both_cases", {})]
@@ -76,6 +75,12 @@ EXERCISES = [
         _causal_sdpa,
         WORDS,
         Rules(sdpa_calls=1, causal_alone=True),
+        reference="lib_masked",
     ),
-    Exercise("exercise-sdpa-float-mask-bug", _causal_sdpa, WORDS),
+    Exercise(
+        "exercise-sdpa-float-mask-bug",
+        _causal_sdpa,
+        WORDS,
+        reference="lib_masked",
+    ),
 ]

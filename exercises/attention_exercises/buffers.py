@@ -11,11 +11,11 @@ from attention_lib.masks import masked_softmax
 from torch import nn
 
 from ._core import (
-    COUNT,
     Exercise,
     WrongAnswerError,
     backward,
     call,
+    each_seed,
     expect,
     later_calls,
     layers_match,
@@ -180,8 +180,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 failure.hint = "attribute" if left else "name"
                 raise
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
     values = values_on("lib_causal")
     return [
@@ -198,6 +197,13 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 EXERCISES = [
-    Exercise("exercise-causal-buffer", _causal_buffer, WORDS),
-    Exercise("exercise-mask-attribute-bug", _causal_buffer, WORDS),
+    Exercise(
+        "exercise-causal-buffer", _causal_buffer, WORDS, reference="lib_causal"
+    ),
+    Exercise(
+        "exercise-mask-attribute-bug",
+        _causal_buffer,
+        WORDS,
+        reference="lib_causal",
+    ),
 ]

@@ -9,10 +9,10 @@ from attention_lib.cross import CrossAttention
 from attention_lib.dot_product import DotProductAttention
 
 from ._core import (
-    COUNT,
     Exercise,
     attend,
     call,
+    each_seed,
     expect,
     hinted,
     seed_weights,
@@ -74,8 +74,7 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expected = reference(x_1, x_2)
         expect(out, expected, "context", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "context", "shape": "ranks_shape"}
     values = values_on("lib_cross")
     return [("shape", shape), ("values", values), ("both_ranks", {})]
@@ -130,8 +129,7 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         with hinted("renormalize"):
             expect(out, expected, "context")
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "context", "shape": "(b, t1, d_v)"}
     values = values_on("lib_padded")
     return [("shape", shape), ("values", values)]
@@ -143,6 +141,12 @@ EXERCISES = [
         _cross_attention,
         WORDS,
         Rules(functions={"CrossAttention": CrossAttention.forward}),
+        reference="lib_cross",
     ),
-    Exercise("exercise-cross-padding-bug", _padded_attention, WORDS),
+    Exercise(
+        "exercise-cross-padding-bug",
+        _padded_attention,
+        WORDS,
+        reference="lib_padded",
+    ),
 ]

@@ -19,6 +19,7 @@ from ._core import (
     backward,
     call,
     copy_weights,
+    each_seed,
     expect,
     later_calls,
     module_from,
@@ -74,8 +75,7 @@ def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         if not out.requires_grad:  # dropout sits in the middle of a model
             raise WrongAnswerError("detached", "detached", what="dropped")
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     return [("same_as_dropout", {"count": COUNT})]
 
 
@@ -148,7 +148,7 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # more precise.
         return module, reference, later, "eval_output"
 
-    for later in [once(seed) for seed in range(COUNT)]:
+    for later in each_seed(once):
         later_calls(*later)
     return [
         ("same_as_eval", {"count": COUNT}),
@@ -226,6 +226,10 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
 
 
 EXERCISES = [
-    Exercise("exercise-inverted-dropout", _inverted, WORDS),
-    Exercise("exercise-dropout-eval-bug", _eval_bug, WORDS),
+    Exercise(
+        "exercise-inverted-dropout", _inverted, WORDS, reference="lib_inverted"
+    ),
+    Exercise(
+        "exercise-dropout-eval-bug", _eval_bug, WORDS, reference="lib_eval"
+    ),
 ]

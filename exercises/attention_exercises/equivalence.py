@@ -15,12 +15,12 @@ from attention_lib.multihead import MultiHeadAttention
 from torch import nn
 
 from ._core import (
-    COUNT,
     Exercise,
     WrongAnswerError,
     backward,
     call,
     close,
+    each_seed,
     expect,
     seed_weights,
     shares_memory,
@@ -155,8 +155,7 @@ def _copy_into_torch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             shared.append(seed)
 
     shared: list[int] = []
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     values = values_on("lib_mha")
     checked = [("values", values), ("biases", {}), ("grad", {})]
     if shared:  # right, and yet not a copy
@@ -205,14 +204,20 @@ def _sdpa_padding(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         expect(out, expected, "context", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
     values = values_on("lib_masked")
     return [("shape", shape), ("values", values), ("padded", {})]
 
 
 EXERCISES = [
-    Exercise("exercise-copy-into-torch-mha", _copy_into_torch, WORDS),
-    Exercise("exercise-sdpa-mask-bug", _sdpa_padding, WORDS),
+    Exercise(
+        "exercise-copy-into-torch-mha",
+        _copy_into_torch,
+        WORDS,
+        reference="lib_mha",
+    ),
+    Exercise(
+        "exercise-sdpa-mask-bug", _sdpa_padding, WORDS, reference="lib_masked"
+    ),
 ]

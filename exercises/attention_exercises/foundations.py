@@ -13,10 +13,10 @@ from attention_lib.weight_free import (
 )
 
 from ._core import (
-    COUNT,
     Exercise,
     WrongAnswerError,
     call,
+    each_seed,
     expect,
     rows_sum_to_one,
     values_on,
@@ -60,8 +60,7 @@ def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, x, wrong=wrong)
         expect(out, attn_scores_all(x), "scores", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "scores", "shape": "(n, n)"}
     return [("shape", shape), ("values", values_on("lib_scores"))]
 
@@ -73,8 +72,7 @@ def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, x, wrong=wrong)
         expect(out, x @ x.transpose(-2, -1), "scores", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "scores", "shape": "(b, n, n)"}
     return [("shape", shape), ("values", values_on("lib_batched"))]
 
@@ -100,13 +98,15 @@ def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expect(out, torch.softmax(x, dim=-1), "weights", wrong(x))
         rows_sum_to_one(out, "dim0")
 
-    for seed in range(COUNT):
+    def random(seed: int) -> None:
         g = torch.Generator().manual_seed(seed)
         # Square scores first, as on the page, with row maxima that differ
         # from the column maxima (seed 0's 3 x 3), so that a missing keepdim
         # and a max over dim=0 give different weights; then wider ones.
         n = 3 + seed % 5
         once(torch.randn(n, n + seed % 3, generator=g) * 3)
+
+    each_seed(random)
     # Scores as large as a float32 exp overflows at, rows far apart, and
     # rows whose scores are far apart: only the row's largest score keeps
     # every exponent at or below 0. The last row has no score that
@@ -152,8 +152,7 @@ def _context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, x, wrong=wrong)
         expect(out, weights @ x, "context", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "context", "shape": "(n, d_in)"}
     return [("shape", shape), ("values", values_on("lib_context"))]
 
@@ -170,21 +169,29 @@ EXERCISES = [
                 "attn_scores_all_loop": attn_scores_all_loop,
             },
         ),
+        reference="lib_scores",
     ),
-    Exercise("exercise-batched-scores", _batched_scores, WORDS),
+    Exercise(
+        "exercise-batched-scores",
+        _batched_scores,
+        WORDS,
+        reference="lib_batched",
+    ),
     Exercise(
         "exercise-stable-softmax",
         _softmax,
         WORDS,
         # Every softmax torch has, whichever way it is called.
         Rules(torch_functions=frozenset(SOFTMAXES)),
+        reference="lib_softmax",
     ),
-    Exercise("exercise-softmax-bug", _softmax, WORDS),
+    Exercise("exercise-softmax-bug", _softmax, WORDS, reference="lib_softmax"),
     Exercise(
         "exercise-context-vectors",
         _context,
         WORDS,
         Rules(functions={"context_vectors": context_vectors}),
+        reference="lib_context",
     ),
-    Exercise("exercise-context-bug", _context, WORDS),
+    Exercise("exercise-context-bug", _context, WORDS, reference="lib_context"),
 ]

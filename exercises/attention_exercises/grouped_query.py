@@ -13,12 +13,12 @@ from attention_lib.masks import causal_mask, masked_softmax
 from torch import nn
 
 from ._core import (
-    COUNT,
     Exercise,
     Later,
     WrongAnswerError,
     backward,
     call,
+    each_seed,
     expect,
     later_calls,
     layers_match,
@@ -104,6 +104,11 @@ def _reference(
     return masked_softmax(scores, causal_mask(q.shape[2])) @ v
 
 
+#: What the function is compared with: SDPA's own grouped-query attention,
+#: or before torch 2.5, which lacks it, the library's explicit path.
+_REFERENCE = "lib_sdpa" if SDPA_HAS_GQA else "lib_explicit"
+
+
 def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         h, g = _HEADS[seed % len(_HEADS)]
@@ -116,11 +121,9 @@ def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, q.clone(), k.clone(), v.clone(), wrong=wrong)
         expect(out, _reference(q, k, v, h // g), "context", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
-    reference = "lib_sdpa" if SDPA_HAS_GQA else "lib_explicit"
-    values = values_on(reference)
+    values = values_on(_REFERENCE)
     return [("shape", shape), ("values", values), ("groups", {})]
 
 
@@ -202,7 +205,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # more precise.
         return module, reference, later, "output"
 
-    for later in [once(seed) for seed in range(COUNT)]:
+    for later in each_seed(once):
         later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(b, t, d_out)"}
     values = values_on("lib_gqa")
@@ -216,6 +219,9 @@ EXERCISES = [
         _gqa_function,
         WORDS,
         Rules(no_enable_gqa=True),
+        reference=_REFERENCE,
     ),
-    Exercise("exercise-gqa-repeat-bug", _gqa_module, WORDS),
+    Exercise(
+        "exercise-gqa-repeat-bug", _gqa_module, WORDS, reference="lib_gqa"
+    ),
 ]

@@ -14,10 +14,10 @@ from attention_lib.masks import masked_softmax
 from attention_lib.multihead import MultiHeadAttention
 
 from ._core import (
-    COUNT,
     Exercise,
     WrongAnswerError,
     call,
+    each_seed,
     expect,
     hinted,
     seed_weights,
@@ -150,8 +150,7 @@ def _cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         for start, end in zip([0, *ends[:-1]], ends, strict=True):
             _step(answer, (q, k, v), full, start, end)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     values = values_on("lib_forward")
     return [("values", values), ("steps", {}), ("cache_after", {})]
 
@@ -301,7 +300,7 @@ def _projections(
 
 
 def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    for seed in range(COUNT):
+    def once(seed: int) -> None:
         b, num_heads, head_dim = 1 + seed % 2, 1 + seed % 3, 2 + seed % 3
         n, d_out = 5 + seed % 5, num_heads * head_dim
         seed_weights(seed)
@@ -326,17 +325,30 @@ def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 if end <= x.shape[1]:
                     _static_step(answer, qkv, full, cache, start, end)
             cache.position.zero_()
+
+    each_seed(once)
     values = values_on("lib_forward")
     return [("values", values), ("steps", {}), ("static_after", {})]
 
 
 EXERCISES = [
-    Exercise("exercise-cached-attention", _cached_attention, WORDS),
-    Exercise("exercise-cache-is-causal-bug", _cached_attention, WORDS),
+    Exercise(
+        "exercise-cached-attention",
+        _cached_attention,
+        WORDS,
+        reference="lib_forward",
+    ),
+    Exercise(
+        "exercise-cache-is-causal-bug",
+        _cached_attention,
+        WORDS,
+        reference="lib_forward",
+    ),
     Exercise(
         "exercise-static-cache-bug",
         _static_cached_attention,
         WORDS,
         Rules(graph_safe=True),
+        reference="lib_forward",
     ),
 ]

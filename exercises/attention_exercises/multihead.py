@@ -15,13 +15,13 @@ from attention_lib.multihead import MultiHeadAttention
 from torch import nn
 
 from ._core import (
-    COUNT,
     Exercise,
     Flow,
     Later,
     WrongAnswerError,
     backward,
     call,
+    each_seed,
     expect,
     gradients_flow,
     hinted,
@@ -81,7 +81,7 @@ def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             lambda it: split_heads(part(it["x"]), h),
         )
 
-    for flow in [once(seed) for seed in range(COUNT)]:
+    for flow in each_seed(once):
         gradients_flow(*flow)
     shape = {"what": "heads", "shape": "(b, num_heads, num_tokens, head_dim)"}
     checks = [("shape", shape), ("values", values_on("lib_split"))]
@@ -191,7 +191,7 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # more precise.
         return module, reference, later, "output"
 
-    for later in [once(seed) for seed in range(COUNT)]:
+    for later in each_seed(once):
         later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_mha"))]
@@ -210,6 +210,12 @@ EXERCISES = [
                 "transpose_qkv": transpose_qkv,
             }
         ),
+        reference="lib_split",
     ),
-    Exercise("exercise-merge-heads-bug", check_multi_head, WORDS),
+    Exercise(
+        "exercise-merge-heads-bug",
+        check_multi_head,
+        WORDS,
+        reference="lib_mha",
+    ),
 ]

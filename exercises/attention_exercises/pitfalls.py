@@ -17,7 +17,6 @@ from torch import nn
 
 from . import multihead
 from ._core import (
-    COUNT,
     Exercise,
     Flow,
     Later,
@@ -25,6 +24,7 @@ from ._core import (
     attend,
     backward,
     call,
+    each_seed,
     expect,
     grad_matches,
     gradients_flow,
@@ -121,7 +121,7 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         ]
         return module, reference, later, "output"
 
-    for later in [once(seed) for seed in range(COUNT)]:
+    for later in each_seed(once):
         later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(..., num_tokens, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_v2"))]
@@ -171,8 +171,7 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         with hinted("causal_hint", unless_named=True):
             expect(out, expected, "output")
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "output", "shape": "(b, num_tokens, embed_dim)"}
     checks = [("shape", shape), ("values", values_on("lib_torch_causal"))]
     return [*checks, ("future", {}), ("grad", {}), ("eval_fast_path", {})]
@@ -281,7 +280,7 @@ def _masked_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             # as right, computed another way
         return _weights_flow(out, leaf, mask)
 
-    for flow in [once(seed) for seed in range(COUNT)]:
+    for flow in each_seed(once):
         with hinted("nan_grad", unless_named=True):
             gradients_flow(*flow)
     checks = [("values", values_on("lib_masked_softmax"))]
@@ -325,14 +324,16 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expect(out, expected, "weights", wrong)
         return _weights_flow(out, leaf, mask)
 
-    for flow in [once(seed) for seed in range(COUNT)]:
+    for flow in each_seed(once):
         gradients_flow(*flow)
     checks = [("values", values_on("lib_causal_any")), ("batch_dims", {})]
     return [*checks, ("grad_inputs", {"names": "attn_scores"})]
 
 
 EXERCISES = [
-    Exercise("exercise-fused-projection-bug", _fused, WORDS),
+    Exercise(
+        "exercise-fused-projection-bug", _fused, WORDS, reference="lib_v2"
+    ),
     Exercise(
         "exercise-split-order-bug",
         multihead.check_split_heads,
@@ -343,19 +344,37 @@ EXERCISES = [
                 "transpose_qkv": transpose_qkv,
             }
         ),
+        reference="lib_split",
     ),
-    Exercise("exercise-torch-mask-bug", _torch_causal, WORDS),
     Exercise(
-        "exercise-out-proj-bug", multihead.check_multi_head, multihead.WORDS
+        "exercise-torch-mask-bug",
+        _torch_causal,
+        WORDS,
+        reference="lib_torch_causal",
+    ),
+    Exercise(
+        "exercise-out-proj-bug",
+        multihead.check_multi_head,
+        multihead.WORDS,
+        reference="lib_mha",
     ),
     Exercise(
         "exercise-fill-value-bug",
         _masked_weights,
         WORDS,
         Rules(functions={"masked_softmax": masked_softmax}),
+        reference="lib_masked_softmax",
     ),
-    Exercise("exercise-softmax-dim-bug", _causal_any_batch, WORDS),
     Exercise(
-        "exercise-head-scale-bug", multihead.check_multi_head, multihead.WORDS
+        "exercise-softmax-dim-bug",
+        _causal_any_batch,
+        WORDS,
+        reference="lib_causal_any",
+    ),
+    Exercise(
+        "exercise-head-scale-bug",
+        multihead.check_multi_head,
+        multihead.WORDS,
+        reference="lib_mha",
     ),
 ]

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from attention_lib.scoring import additive_scores, scaled_dot_product_scores
 
-from ._core import COUNT, Exercise, call, expect, values_on
+from ._core import Exercise, call, each_seed, expect, values_on
 from ._messages import Messages, messages
 from ._rules import Rules
 
@@ -59,8 +59,7 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         out = call(answer, *args, wrong=wrong)
         expect(out, additive_scores(*args), "scores", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "scores", "shape": "(..., n_q, n_k)"}
     values = values_on("lib_additive")
     return [("shape", shape), ("values", values), ("batched", {})]
@@ -92,8 +91,7 @@ def _scaled(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expected = scaled_dot_product_scores(queries, keys)
         expect(out, expected, "scores", wrong)
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     shape = {"what": "scores", "shape": "(..., n_q, n_k)"}
     values = values_on("lib_scaled")
     return [("shape", shape), ("values", values), ("batched", {})]
@@ -105,6 +103,9 @@ EXERCISES = [
         _additive,
         WORDS,
         Rules(no_loop=True, functions={"additive_scores": additive_scores}),
+        reference="lib_additive",
     ),
-    Exercise("exercise-scaled-scores-bug", _scaled, WORDS),
+    Exercise(
+        "exercise-scaled-scores-bug", _scaled, WORDS, reference="lib_scaled"
+    ),
 ]

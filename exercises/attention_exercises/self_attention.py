@@ -11,7 +11,6 @@ from attention_lib.masks import causal_mask, masked_softmax, padding_mask
 from attention_lib.self_attention import SelfAttentionV1, SelfAttentionV2
 
 from ._core import (
-    COUNT,
     Exercise,
     Later,
     WrongAnswerError,
@@ -19,6 +18,7 @@ from ._core import (
     backward,
     call,
     close,
+    each_seed,
     expect,
     hinted,
     later_calls,
@@ -100,7 +100,7 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # more precise.
         return module, reference, later, "output"
 
-    for later in [once(seed) for seed in range(COUNT)]:
+    for later in each_seed(once):
         later_calls(*later, eval_too=True)
     shape = {"what": "output", "shape": "(n, d_out)"}
     checks = [("shape", shape), ("values", values_on("lib_v2"))]
@@ -203,8 +203,7 @@ def _copy_v2_into_v1(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             shared.append(seed)
 
     shared: list[int] = []
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     values = values_on("lib_v2_copied")
     checked = [("values", values), ("grad", {})]
     if shared:  # right, and yet not a copy
@@ -268,8 +267,7 @@ def _causal_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 "future", failure.hint, i=i, j=i + 1
             ) from None
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     values = values_on("lib_causal")
     return [("values", values), ("rows", {}), ("future", {})]
 
@@ -304,16 +302,22 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         with hinted("renormalize"):
             expect(out, expected, "weights")
 
-    for seed in range(COUNT):
-        once(seed)
+    each_seed(once)
     values = values_on("lib_combined")
     return [("values", values)]
 
 
 EXERCISES = [
-    Exercise("exercise-self-attention", _self_attention, WORDS),
-    Exercise("exercise-copy-v2-into-v1", _copy_v2_into_v1, WORDS),
-    Exercise("exercise-keys-bug", _self_attention, WORDS),
+    Exercise(
+        "exercise-self-attention", _self_attention, WORDS, reference="lib_v2"
+    ),
+    Exercise(
+        "exercise-copy-v2-into-v1",
+        _copy_v2_into_v1,
+        WORDS,
+        reference="lib_v2_copied",
+    ),
+    Exercise("exercise-keys-bug", _self_attention, WORDS, reference="lib_v2"),
     Exercise(
         "exercise-causal-weights",
         _causal_weights,
@@ -325,6 +329,12 @@ EXERCISES = [
                 "causal_mask": causal_mask,
             }
         ),
+        reference="lib_causal",
     ),
-    Exercise("exercise-combined-mask-bug", _combined_weights, WORDS),
+    Exercise(
+        "exercise-combined-mask-bug",
+        _combined_weights,
+        WORDS,
+        reference="lib_combined",
+    ),
 ]

@@ -9,10 +9,10 @@ import torch
 from torch import nn
 
 from ._core import (
-    COUNT,
     Exercise,
     Flow,
     call,
+    each_seed,
     expect,
     gradients_flow,
     seed_weights,
@@ -71,7 +71,7 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expect(out, expected, "context", wrong)
         return out, inputs, "context", _contexts
 
-    for flow in [once(seed) for seed in range(COUNT)]:
+    for flow in each_seed(once):
         gradients_flow(*flow)
     shape = {"what": "context", "shape": "(m, d)"}
     checks = [("shape", shape), ("values", values_on("lib_decoder"))]
@@ -120,7 +120,7 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expect(out, _embedded(inputs).detach(), "output", wrong)
         return out, inputs, "output", _embedded
 
-    for flow in [once(seed) for seed in range(COUNT)]:
+    for flow in each_seed(once):
         gradients_flow(*flow)
     shape = {"what": "output", "shape": "(b, num_tokens, d_in)"}
     checks = [("shape", shape), ("values", values_on("lib_positions"))]
@@ -138,6 +138,9 @@ EXERCISES = [
         _decoder_contexts,
         WORDS,
         Rules(no_loop=True),
+        reference="lib_decoder",
     ),
-    Exercise("exercise-positions-bug", _positions, WORDS),
+    Exercise(
+        "exercise-positions-bug", _positions, WORDS, reference="lib_positions"
+    ),
 ]

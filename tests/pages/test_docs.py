@@ -7,6 +7,7 @@ tests/tooling/test_translations.py.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sybil import Document
@@ -15,7 +16,7 @@ from docs_tools import config as site_config
 from docs_tools import examples, records, translation_checks
 from docs_tools.examples import PythonWithOutputParser, evaluate
 from docs_tools.outputs import compare_output
-from docs_tools.pages import PYTHON_LIKE, RUN, SKIP, fenced_blocks, without_code
+from docs_tools.pages import PYTHON_LIKE, RUN, SKIP, fenced_blocks, shown_outputs, without_code
 from docs_tools.project import DOCS
 
 LANGUAGES = tuple(site_config.complete_locales())  # mkdocs.yml: English and every complete translation
@@ -78,6 +79,33 @@ def test_the_escape_check_can_fail(tmp_path: Path) -> None:
 def test_an_output_block_nothing_checks_is_an_error(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("Some text.\n\n```output\n42\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="must directly follow"):
+        list(PythonWithOutputParser()(Document(page.read_text(encoding="utf-8"), str(page))))
+
+
+FOLDED = (
+    '```python\nprint("first")\nprint("  Hint: second")\n```\n\n```output\nfirst\n```\n\n'
+    '??? tip "Hint"\n\n    ```output\n      Hint: {}\n    ```\n'
+)
+
+
+@pytest.mark.parametrize(("folded", "ok"), [("second", True), ("another", False)])
+def test_a_fold_under_an_output_holds_the_rest_of_it(tmp_path: Path, folded: str, ok: bool) -> None:
+    """A find-the-bug exercise's hint is folded under its ✗: the two blocks are one output, both checked."""
+    page = tmp_path / "page.md"
+    page.write_text(FOLDED.format(folded), encoding="utf-8")
+    document = Document(page.read_text(encoding="utf-8"), str(page))
+    blocks = list(fenced_blocks(document))
+    [output] = shown_outputs(document, blocks).values()
+    assert (output.lexemes["shown"], output.lexemes["title"]) == ("first\n", "Hint")
+    assert output.lexemes["folded"].strip() == f"Hint: {folded}"
+    [region] = PythonWithOutputParser()(document)  # the fold's block is claimed, not an error
+    assert (evaluate(SimpleNamespace(parsed=region.parsed, path=str(page), namespace={})) is None) == ok
+
+
+def test_a_fold_that_follows_no_output_is_an_output_nothing_checks(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text('```python\nx = 1\n```\n\n??? tip "Hint"\n\n    ```output\n    1\n    ```\n', encoding="utf-8")
     with pytest.raises(ValueError, match="must directly follow"):
         list(PythonWithOutputParser()(Document(page.read_text(encoding="utf-8"), str(page))))
 

@@ -172,8 +172,8 @@ def test_every_verdict_a_chinese_page_shows_is_chinese(page: str) -> None:
     for number, output in shown:
         for item in _said(output):
             assert re.search(r"[\u4e00-\u9fff]", item), f"zh/{page}, line {number}: {item!r}"
-            # Left in English: three words of prose in a row, outside code and a quoted error.
-            prose = re.sub(r"`[^`]*`|(?<=抛出了 ).*?(?=$|提示)", " ", item)
+            # Left in English: three words of prose in a row, outside code, a quoted error and a tensor shown.
+            prose = re.sub(r"`[^`]*`|(?<=抛出了 ).*?(?=$|提示)|tensor\([^()]*\)", " ", item)
             assert not re.search(r"(?:\b[A-Za-z]{2,}\b[ ,]+){2}\b[A-Za-z]{2,}\b", prose), f"zh/{page}: {item!r}"
 
 
@@ -183,3 +183,39 @@ def test_every_verdict_an_english_page_shows_is_english(page: str) -> None:
     process would, if the checker's language outlived its page)."""
     for number, output in _checker_outputs("en", page):
         assert not re.search(r"[\u4e00-\u9fff]", output), f"en/{page}, line {number}: {output}"
+
+
+#: The fold's title and the label the hint starts with, by language: the checker's own.
+HINT_LABELS = {"en": "Hint", "zh": "提示"}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_bug_shows_its_failure_and_folds_its_hint(lang: str) -> None:
+    """A find-the-bug exercise shows the code and what the checker says of it (the ✗, the reference, the smallest
+    failing input), and folds the hint, which gives the fix away, for the reader to open when stuck."""
+    label = HINT_LABELS[lang]
+    bugs = 0
+    for page, found in _with_exercises(lang).items():
+        text = _text(lang, page)
+        document = Document(text, page)
+        blocks = list(fenced_blocks(document))
+        outputs = shown_outputs(document, blocks)
+        for exercise in found:
+            if exercise.kind != BUG:
+                continue
+            calling = [
+                block
+                for block in blocks
+                if block.lexemes["info"] == RUN
+                and exercise.section[0] <= block.start < exercise.solution[0]
+                and any(call["id"] == exercise.id for call in CHECK_CALL.finditer(str(block.lexemes["source"])))
+            ]
+            assert len(calling) == 1, f"{lang}/{page}: {exercise.id}"
+            output = outputs[calling[0].start].lexemes
+            assert output.get("title") == label, f"{lang}/{page}: {exercise.id}'s hint is not folded"
+            shown, folded = output["shown"], output["folded"]
+            assert f"✗ {exercise.id}: " in shown
+            assert label not in shown, f"{lang}/{page}: {exercise.id} shows its hint"
+            assert folded.strip().startswith(label), folded
+            bugs += 1
+    assert bugs >= sum(exercise.endswith("-bug") for exercise in EXERCISES) == 22

@@ -3,7 +3,9 @@ tests/site/test_notebook_rendering.py)."""
 
 from __future__ import annotations
 
+import html
 import importlib.metadata
+import itertools
 import json
 import re
 from pathlib import Path
@@ -39,11 +41,18 @@ def _printed(outputs: list[dict]) -> str:
             text += output["text"]
         elif output["output_type"] == "error":
             text += f"{output['ename']}: {output['evalue']}\n"
+        elif output["output_type"] == "display_data" and _checks(output):
+            # The checker's result, which a notebook shows with its hint folded: what it printed is the plain text.
+            text += output["data"]["text/plain"] + "\n"
         elif output["output_type"] != "execute_result":
             # A display the page never shows. (A cell's last bare expression, such as `dropout.train()`,
             # is echoed by Jupyter but not by the script the page runs as: that one is left out.)
             text += f"<{output['output_type']}>\n"
     return text
+
+
+def _checks(output: dict) -> bool:
+    return re.match(r"[✓✗] exercise-", output.get("data", {}).get("text/plain", "")) is not None
 
 
 def test_committed_notebooks_are_generated_from_the_current_pages() -> None:
@@ -151,10 +160,13 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
     outputs = shown_outputs(document, blocks)
     page_exercises = exercises(text)
     folded = [exercise.solution for exercise in page_exercises]
+    # A fold's part of an output (a find-the-bug exercise's hint) is a folded cell of its own, after the code's.
     expected = [
         (
             str(block.lexemes["source"]).rstrip("\n"),
-            str(outputs[block.start].lexemes["source"]) if block.start in outputs else "",
+            str(outputs[block.start].lexemes.get("shown", outputs[block.start].lexemes["source"]))
+            if block.start in outputs
+            else "",
         )
         for block in blocks
         if block.lexemes["info"] == RUN
@@ -167,6 +179,19 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
     assert [code for code, _ in actual] == [code for code, _ in expected]
     for (code, shown), (_, stored) in zip(expected, actual, strict=True):
         assert compare_output(shown, stored) is None, code
+    folds = [output.lexemes for output in outputs.values() if "folded" in output.lexemes]
+    folded = [
+        following["source"]
+        for cell, following in itertools.pairwise(notebook["cells"])
+        if cell["cell_type"] == "code"
+        and following["cell_type"] == "markdown"
+        and following["source"].startswith("<details>")
+    ]
+    assert len(folded) == len(folds)
+    for lexemes, source in zip(folds, folded, strict=True):
+        assert source.startswith(f"<details><summary>{lexemes['title']}</summary><pre>"), source
+        inside = source.partition("<pre>")[2].removesuffix("</pre></details>")
+        assert compare_output(lexemes["folded"], html.unescape(inside)) is None, source
     solutions = _solutions(lang, page)
     for exercise in page_exercises:
         mine = [
@@ -313,3 +338,37 @@ def test_the_install_cell_does_nothing_where_both_packages_are_installed(
             assert f"!git clone --depth 1 {repository}" in said
             assert "%pip install ./attention-docs ./attention-docs/exercises" in said
             assert ("从 PyPI 安装" in said) == (lang == "zh")
+
+
+def test_in_a_notebook_the_check_folds_its_hint_and_is_shown_once(tmp_path: Path) -> None:
+    """A reader who runs a check in Jupyter sees the ✗ and the example, and opens the hint when stuck; the result
+    that check returns, the cell's last expression, is not shown a second time."""
+    wrong = (
+        "import torch\nfrom attention_exercises import check\n\n"
+        "def causal_weights(attn_scores):\n    return torch.softmax(attn_scores, dim=-1)\n\n"
+        'check("exercise-causal-weights", causal_weights)'
+    )
+    right = (
+        "def causal_weights(attn_scores):\n    n = attn_scores.shape[-1]\n"
+        "    future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)\n"
+        "    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)\n\n"
+        'result = check("exercise-causal-weights", causal_weights)\nassert result\nresult'
+    )
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in (wrong, right)])
+    _execute(notebook, tmp_path)
+    failed, passed = notebook.cells
+    [shown] = failed.outputs
+    assert shown["output_type"] == "display_data"
+    text, page = shown["data"]["text/plain"], shown["data"]["text/html"]
+    namespace: dict = {}
+    exec(wrong.rpartition("\n")[0], namespace)  # the same answer, here
+    assert text == str(diagnose("exercise-causal-weights", namespace["causal_weights"]))
+    before, _, folded = page.partition("<details><summary>Hint</summary>")
+    assert "Compared with: masked_softmax(attn_scores, causal_mask(n))" in before
+    assert "Hint" not in before  # in view: the ✗, the reference and the example; the hint is folded
+    assert "nothing is masked" in folded
+    assert folded.endswith("</pre></details>")
+    [shown] = passed.outputs
+    assert shown["output_type"] == "display_data"
+    assert shown["data"]["text/plain"].startswith("✓ exercise-causal-weights\n")
+    assert "<details>" not in shown["data"]["text/html"]

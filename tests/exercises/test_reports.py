@@ -1,0 +1,170 @@
+"""What a ✗ tells the learner besides the hint: the library call the answer was compared with, and the smallest
+input it failed on, with the expected and the actual values next to each other; and what `check` returns."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from attention_exercises import EXERCISES, LANGUAGES, check, diagnose
+from attention_exercises._core import CHECKED, LABELS, say
+
+IDS = sorted(EXERCISES)
+
+
+def _reference(exercise: str, lang: str) -> str:
+    spec = EXERCISES[exercise]
+    return say({**CHECKED, **spec.words}, spec.reference, lang)
+
+
+def _nothing(*args: object) -> torch.Tensor:
+    return torch.zeros(1)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("exercise", IDS)
+def test_every_failure_names_the_reference_it_compared_with(exercise: str, lang: str) -> None:
+    result = diagnose(exercise, _nothing, lang=lang)
+    assert not result
+    reference = say(LABELS, "reference", lang, reference=_reference(exercise, lang))
+    # Wrapped as printed: compare without the line breaks and indents.
+    assert " ".join(reference.split()) in " ".join(str(result).split()), str(result)
+
+
+@pytest.mark.parametrize("exercise", IDS)
+def test_the_reference_a_failure_names_is_the_one_a_pass_names(exercise: str) -> None:
+    """The ✓ says what the answer equals; the ✗ names the same call, before the learner has passed."""
+    for lang in LANGUAGES:
+        assert _reference(exercise, lang)
+    reference = EXERCISES[exercise].reference
+    assert reference.startswith("lib_"), reference
+
+
+def _causal(wrong_from: int):
+    """Right on scores of fewer than ``wrong_from`` tokens, wrong from there on: the mask forgotten."""
+
+    def causal_weights(attn_scores):
+        n = attn_scores.shape[-1]
+        if n >= wrong_from:
+            return torch.softmax(attn_scores, dim=-1)
+        future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+        return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)
+
+    return causal_weights
+
+
+def _example(message: str) -> list[str]:
+    lines = message.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "The smallest input it failed on:")
+    end = next(i for i, line in enumerate(lines) if line.lstrip().startswith("Hint:"))
+    return lines[start + 1 : end]
+
+
+def test_the_example_is_the_smallest_input_that_fails() -> None:
+    """Wrong everywhere: the 2 x 2 scores, shown whole, with the right and the returned weights."""
+    message = str(diagnose("exercise-causal-weights", _causal(0)))
+    example = _example(message)
+    assert example[0].startswith("    attn_scores = tensor([[")
+    assert len(example) == 6, message  # two rows each: the scores, the expected and the returned weights
+    expected = next(i for i, line in enumerate(example) if line.startswith("  expected: "))
+    got = next(i for i, line in enumerate(example) if line.startswith("  got: "))
+    assert example[expected] == "  expected: tensor([[1.00, 0.00],", message  # the first token sees itself only
+    assert example[got] != "  got:      tensor([[1.00, 0.00],", message
+    # The numbers shown are the input's: recomputing the reference from them gives the expected row.
+    rows = [re.findall(r"-?\d+\.\d+", line) for line in example[:2]]
+    scores = torch.tensor([[float(x) for x in row] for row in rows])
+    second = torch.softmax(scores[1], dim=-1)
+    shown = [float(x) for x in re.findall(r"-?\d+\.\d+", example[expected + 1])]
+    assert torch.allclose(second, torch.tensor(shown), atol=0.01), message
+
+
+@pytest.mark.parametrize("wrong_from", [3, 4, 6])
+def test_an_answer_wrong_only_on_larger_inputs_shows_the_smallest_of_those(wrong_from: int) -> None:
+    message = str(diagnose("exercise-causal-weights", _causal(wrong_from)))
+    example = _example(message)
+    if wrong_from == 3:  # 3 x 3 is shown whole
+        assert sum(line.startswith("    attn_scores = ") or line.startswith(" " * 19) for line in example[:3]) == 3
+        assert example[0].count(",") == 3, message
+    else:  # larger: its shape, and the first place the weights differ
+        assert example[0] == f"    attn_scores = a tensor of shape ({wrong_from}, {wrong_from})", message
+        assert example[1].startswith("  First difference at [0, 0]: expected 1, got "), message  # token 0 sees itself
+
+
+def test_a_chinese_failure_shows_the_same_example_in_chinese() -> None:
+    english = str(diagnose("exercise-causal-weights", _causal(0)))
+    chinese = str(diagnose("exercise-causal-weights", _causal(0), lang="zh"))
+    assert "出错的最小输入：" in chinese
+    assert "  应为：" in chinese
+    assert "  实际：" in chinese
+    assert "对照：masked_softmax(attn_scores, causal_mask(n))" in chinese
+    tensors = [line.strip() for line in english.splitlines() if "tensor" in line or line.strip().startswith("[")]
+    for line in tensors:  # the same numbers
+        assert line.split("tensor", 1)[-1] in chinese, line
+
+
+def test_an_answer_that_raises_shows_the_input_it_raised_on() -> None:
+    def batched_scores(x):
+        return x @ x.T
+
+    message = str(diagnose("exercise-batched-scores", batched_scores))
+    assert "calling it raised RuntimeError" in message
+    assert "Compared with: x @ x.transpose(-2, -1)" in message
+    assert "The smallest input it failed on:\n    x = " in message
+    assert "expected:" not in message  # nothing came back to compare
+
+
+def test_a_cache_given_to_the_answer_is_shown_as_it_was_before_the_call() -> None:
+    """The answer fills the cache: the example shows what the cache held when the step was called."""
+
+    def cached_attention(cache, queries, keys, values):
+        if cache.cache_k is not None:
+            keys = torch.cat([cache.cache_k, keys], dim=2)
+            values = torch.cat([cache.cache_v, values], dim=2)
+        cache.cache_k, cache.cache_v = keys, values
+        return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)
+
+    message = str(diagnose("exercise-cached-attention", cached_attention))
+    example = _example(message)
+    assert example[0].startswith("    cache.cache_k = "), message
+    assert not example[0].endswith("None"), message  # the bug shows only once something is cached
+    # Before the call: the cache holds fewer keys than the context has queries and keys together.
+    cached = next(line for line in example if line.startswith("    cache.cache_k = "))
+    keys = next(line for line in example if line.startswith("    keys = "))
+    assert cached != keys.replace("keys", "cache.cache_k", 1), message
+
+
+def test_no_failure_of_a_rule_shows_an_input() -> None:
+    def all_scores(inputs):
+        return torch.stack([inputs @ row for row in inputs])
+
+    result = diagnose("exercise-all-scores", all_scores)
+    assert result.hint == "rule_loop"
+    assert "The smallest input" not in str(result)
+    assert "Compared with: attention_lib.attn_scores_all" in str(result)
+
+
+def test_check_prints_its_result_and_returns_it(capsys: pytest.CaptureFixture) -> None:
+    wrong = check("exercise-causal-weights", _causal(0))
+    printed = capsys.readouterr().out
+    assert printed == str(wrong) + "\n"
+    assert not wrong
+    assert wrong.hint == "no_mask"
+    assert str(wrong).endswith(wrong.tip)
+    assert wrong.tip.lstrip().startswith("Hint: ")
+    right = check("exercise-causal-weights", _causal(100))
+    assert right
+    assert capsys.readouterr().out == str(right) + "\n"
+    assert right.tip == ""
+    assert check("exercise-causal-weights", _causal(100), lang="zh").passed
+
+
+def test_check_works_in_an_assert() -> None:
+    assert check("exercise-causal-weights", _causal(100))
+    with pytest.raises(AssertionError):
+        assert check("exercise-causal-weights", _causal(0))
+
+
+def test_a_result_says_what_it_is_when_echoed() -> None:
+    result = diagnose("exercise-causal-weights", _causal(0))
+    assert repr(result) == "Result(exercise='exercise-causal-weights', passed=False, hint='no_mask')"
