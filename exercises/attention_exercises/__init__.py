@@ -152,12 +152,14 @@ def check(exercise: str, answer: Any, lang: str | None = None) -> Result:
     In a Jupyter notebook the hint of a ✗ is folded, for the reader to open
     when stuck, and the returned result is not shown a second time."""
     result = diagnose(exercise, answer, lang)
-    if not _in_notebook():
+    shell = _kernel()
+    if shell is None:
         print(result)
         return result
-    from IPython.display import display
-
-    display({"text/plain": str(result), "text/html": _html(result)}, raw=True)
+    # The display IPython's own display() makes, without importing IPython,
+    # which the checker does not depend on.
+    data = {"text/plain": str(result), "text/html": _html(result)}
+    shell.display_pub.publish(data=data, metadata={})
     return _Shown(
         result.exercise, result.passed, result.message, result.hint, result.tip
     )
@@ -171,12 +173,12 @@ class _Shown(Result):
         pass
 
 
-def _in_notebook() -> bool:
-    """Whether the code runs in a Jupyter kernel (IPython's terminal prints
-    as a script does)."""
+def _kernel() -> Any:
+    """The Jupyter kernel's shell the code runs in, or ``None`` (a script;
+    IPython's terminal, which prints as a script does)."""
     ipython = sys.modules.get("IPython")
     shell = None if ipython is None else ipython.get_ipython()
-    return shell is not None and hasattr(shell, "kernel")
+    return shell if hasattr(shell, "kernel") else None
 
 
 def _html(result: Result) -> str:

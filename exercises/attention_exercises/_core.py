@@ -10,7 +10,7 @@ import math
 import re
 import unicodedata
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, TypeVar
@@ -64,6 +64,11 @@ HINTS: Messages = messages("hints")
 #: What a passed check says it checked.
 CHECKED: Messages = messages("checked")
 
+#: The catalogue of typical mistakes, each with its hint: the same words in
+#: every exercise where the mistake can happen (``Exercise.mistakes``).
+MISTAKES: Messages = messages("mistakes")
+CATALOGUE: tuple[str, ...] = tuple(MISTAKES)
+
 
 @dataclass
 class Example:
@@ -114,6 +119,16 @@ class Exercise:
     #: The key, in ``words``, of what the answer is compared with: the
     #: library call, which every ✗ names.
     reference: str = ""
+    #: The mistakes of the catalogue (`CATALOGUE`) that can happen in this
+    #: exercise: its check recognises each and gives it its hint.
+    mistakes: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = sorted(self.mistakes - set(CATALOGUE))
+        if unknown:
+            raise ValueError(
+                f"mistakes of {self.id} must be in CATALOGUE, got {unknown}"
+            )
 
 
 @dataclass(frozen=True)
@@ -225,9 +240,11 @@ def call(
         said = f"{type(error).__name__}: {error}"
         # Changing in place a tensor it was given that requires grad.
         leaf = "leaf Variable that requires grad" in said
-        hint = next(
-            (key for key, make in wrong.items() if _raises(make, said)),
-            "keep_inputs" if leaf else "compare",
+        hint = _mistake(
+            next(
+                (key for key, make in wrong.items() if _raises(make, said)),
+                "keep_inputs" if leaf else "compare",
+            )
         )
         failure = WrongAnswerError("raised", hint, error=said)
         failure.example = Example(list(_last_inputs))
@@ -239,6 +256,28 @@ def call(
             name = _parameter_name(answer, index)
             raise WrongAnswerError("mutated", "keep_inputs", name=name)
     return result
+
+
+#: The ways of making each mistake: a mistake's key, and the wrong answers
+#: that make it (a softmax over dim=0 and over dim=-2), each computing what
+#: the reader's code returns, or raising the error it raises.
+Ways = Mapping[str, Sequence[Callable[[], Any]]]
+
+
+def variants(ways: Ways) -> dict[str, Callable[[], Any]]:
+    """``ways`` as the wrong answers of `call` and `expect`, one entry each,
+    keyed ``"mistake:number"``: each names its mistake's hint."""
+    return {
+        f"{key}:{number}": way
+        for key, each in ways.items()
+        for number, way in enumerate(each)
+    }
+
+
+def _mistake(key: str) -> str:
+    """The hint of a wrong answer's key: ``"mistake:way"`` is one of the
+    ways of making ``mistake`` (`variants`)."""
+    return key.partition(":")[0]
 
 
 #: The inputs of the reader's last call (`call`), by parameter name.
@@ -428,8 +467,8 @@ def _expect(
         )
     if close(out, expected):
         return out
-    hint = next(
-        (key for key, make in wrong.items() if _is(out, make)), "compare"
+    hint = _mistake(
+        next((key for key, make in wrong.items() if _is(out, make)), "compare")
     )
     if out.shape != expected.shape:
         failure = WrongAnswerError(
@@ -757,7 +796,8 @@ def message(
         lines += _example_lines(failure.example, lang)
     tip = ""
     if failure.hint is not None:
-        hint = say({**HINTS, **exercise.words}, failure.hint, lang, **fields)
+        hints = {**HINTS, **exercise.words, **MISTAKES}
+        hint = say(hints, failure.hint, lang, **fields)
         label = say(LABELS, "hint", lang)
         tip = wrap(f"  {label}{hint}", "    ")
     text = "\n".join([*lines, tip] if tip else lines)
@@ -858,10 +898,13 @@ def _printed(tensor: torch.Tensor, precision: int, width: int) -> str:
     options as they were afterwards."""
     options = torch._tensor_str.PRINT_OPTS
     saved = dict(vars(options))
+    # What torch.set_printoptions sets, without its defaults for the rest.
+    options.precision, options.sci_mode, options.linewidth = (
+        precision,
+        False,
+        width,
+    )
     try:
-        torch.set_printoptions(
-            precision=precision, sci_mode=False, linewidth=width
-        )
         return repr(tensor.detach().cpu())
     finally:
         vars(options).update(saved)

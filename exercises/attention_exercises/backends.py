@@ -10,7 +10,14 @@ import torch
 import torch.nn.functional as F
 from attention_lib.masks import causal_mask, masked_softmax
 
-from ._core import Exercise, call, each_seed, expect, values_on
+from ._core import (
+    Exercise,
+    call,
+    each_seed,
+    expect,
+    values_on,
+    variants,
+)
 from ._messages import Messages, messages
 from ._rules import Rules
 
@@ -31,8 +38,12 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         padding: torch.Tensor | None = None
         mask = causal
         if padded:
-            # At least one real key per sequence, so that no row is empty.
+            # At least one real key per sequence, so that no row is empty,
+            # and 3 in the first (all if fewer, all but one if it is alone,
+            # so that it is still padded): with fewer, a causal mask one
+            # key too far, or none, hides only what the padding hides.
             lens = torch.randint(1, n + 1, (b,), generator=g)
+            lens[0] = lens[0].clamp(min=min(n - (b == 1), 3))
             padding = torch.arange(n) >= lens[:, None]  # (b, n), True = pad
             # (n, n) | (b, 1, 1, n) -> (b, 1, n, n)
             mask = causal | padding[:, None, None, :]
@@ -49,25 +60,50 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # Without padding the right answer passes no mask (is_causal=True),
         # but one that always builds a mask gets it wrong the same ways: the
         # wrong masks are then made of the causal mask alone.
-        small_q = q / head_dim**0.5
-        wrong = {
-            "polarity": sdpa(q, mask),
-            "float_keep": sdpa(q, (~mask).float()),
-            "float_masked": sdpa(q, mask.float()),
-            "double_scale": sdpa(small_q, ~mask),
-            "no_causal": sdpa(
-                q, None if padding is None else ~padding[:, None, None, :]
-            ),
+        pad = None if padding is None else padding[:, None, None, :]
+        ones = torch.ones(n, n, dtype=torch.bool)
+
+        def hiding(later: torch.Tensor) -> Callable[[], torch.Tensor]:
+            """A wrong causal mask, with the padding where there is some."""
+            return sdpa(q, ~(later if pad is None else later | pad))
+
+        # SDPA's own scale made a wrong one: by d_k (the queries scaled
+        # first), by the root of d_out, of the number of tokens, of heads
+        # (but not of 1 head: no scale at all, which SDPA never leaves).
+        root = head_dim**0.5
+        sizes = (num_heads * head_dim, n, num_heads)
+        ways: dict[str, list[Callable[[], torch.Tensor]]] = {
+            "mask_polarity": [sdpa(q, mask)],
+            "mask_fill_zero": [sdpa(q, (~mask).float())],
+            "float_masked": [sdpa(q, mask.float())],
+            "scale_by_d_k": [sdpa(q / root, ~mask)],
+            "scale_wrong_size": [
+                sdpa(q * root / size**0.5, ~mask) for size in sizes if size > 1
+            ],
+            "no_causal": [sdpa(q, None if pad is None else ~pad)],
+            "causal_diagonal": [hiding(ones.triu(0)), hiding(ones.triu(2))],
         }
         args = (q.clone(), k.clone(), v.clone(), padding)
-        out = call(answer, *args, wrong=wrong)
-        expect(out, expected, "context", wrong)
+        out = call(answer, *args, wrong=variants(ways))
+        expect(out, expected, "context", variants(ways))
 
     each_seed(once)
     shape = {"what": "context", "shape": "(batch, num_heads, n, head_dim)"}
     values = values_on("lib_masked")
     return [("shape", shape), ("values", values), ("both_cases", {})]
 
+
+#: SDPA computes the product, the scale and the softmax: what a reader can
+#: get wrong is the mask and a scale passed to it.
+_MISTAKES = frozenset(
+    {
+        "scale_by_d_k",
+        "scale_wrong_size",
+        "mask_polarity",
+        "causal_diagonal",
+        "mask_fill_zero",
+    }
+)
 
 EXERCISES = [
     Exercise(
@@ -76,11 +112,13 @@ EXERCISES = [
         WORDS,
         Rules(sdpa_calls=1, causal_alone=True),
         reference="lib_masked",
+        mistakes=_MISTAKES,
     ),
     Exercise(
         "exercise-sdpa-float-mask-bug",
         _causal_sdpa,
         WORDS,
         reference="lib_masked",
+        mistakes=_MISTAKES,
     ),
 ]

@@ -7,11 +7,11 @@ from typing import Any
 
 import torch
 from attention_lib.causal import CausalAttention
-from attention_lib.masks import masked_softmax
 from torch import nn
 
 from ._core import (
     Exercise,
+    Ways,
     WrongAnswerError,
     backward,
     call,
@@ -23,8 +23,10 @@ from ._core import (
     module_from,
     seed_weights,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
+from .dropout import one_head_mistakes
 
 WORDS: Messages = messages("buffers")
 
@@ -96,7 +98,10 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         d_in, d_out = 2 + seed % 3, 1 + seed % 4
         context_length = 4 + seed % 5
-        b, n = 1 + seed % 2, 2 + seed % (context_length - 1)
+        # 2 to context_length tokens, 3 on the first seed: with 2, a mask
+        # that lets a token see the next one (`diagonal=2`) hides nothing,
+        # and is told from no mask only with 3.
+        b, n = 1 + seed % 2, 2 + (seed + 1) % (context_length - 1)
         seed_weights(seed)
         module = _causal_head(answer, d_in, d_out, context_length)
         reference = CausalAttention(d_in, d_out, context_length, 0.0)
@@ -112,12 +117,12 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expected = reference(x)
         scores = q @ k.transpose(1, 2) / d_out**0.5  # (b, n, n)
         ones = torch.ones(n, n, dtype=torch.bool)
-        wrong = {
-            "no_mask": lambda: torch.softmax(scores, dim=-1) @ v,
-            "inverted": lambda: masked_softmax(scores, ones.tril(-1)) @ v,
+        ways: Ways = {
+            "no_mask": [lambda: torch.softmax(scores, dim=-1) @ v],
+            **one_head_mistakes(q, k, v, sizes=(d_in, context_length)),
         }
-        out = call(module, x, wrong=wrong)
-        expect(out, expected, "output", wrong)
+        out = call(module, x, wrong=variants(ways))
+        expect(out, expected, "output", variants(ways))
         backward(out, module, "output")
         # The right gradients, not only some: the library's.
         reference(x).sum().backward()
@@ -196,14 +201,34 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+#: The catalogue's mistakes a causal attention head can make (both
+#: exercises check the same module).
+MISTAKES = frozenset(
+    {
+        "scale_missing",
+        "scale_by_d_k",
+        "scale_wrong_size",
+        "softmax_dim",
+        "mask_polarity",
+        "causal_diagonal",
+        "mask_fill_zero",
+        "dot_T",
+    }
+)
+
 EXERCISES = [
     Exercise(
-        "exercise-causal-buffer", _causal_buffer, WORDS, reference="lib_causal"
+        "exercise-causal-buffer",
+        _causal_buffer,
+        WORDS,
+        reference="lib_causal",
+        mistakes=MISTAKES,
     ),
     Exercise(
         "exercise-mask-attribute-bug",
         _causal_buffer,
         WORDS,
         reference="lib_causal",
+        mistakes=MISTAKES,
     ),
 ]

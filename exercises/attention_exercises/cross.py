@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from attention_lib.cross import CrossAttention
 from attention_lib.dot_product import DotProductAttention
 
 from ._core import (
     Exercise,
+    Ways,
     attend,
     call,
     each_seed,
@@ -17,6 +20,7 @@ from ._core import (
     hinted,
     seed_weights,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 from ._rules import Rules
@@ -58,21 +62,39 @@ def _cross_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         q1, k1, v1 = x_1 @ w_q, x_1 @ w_k, x_1 @ w_v
         q2, k2, v2 = x_2 @ w_q, x_2 @ w_k, x_2 @ w_v
         root = d_kq**0.5
-        wrong = {
-            "kv_from_x1": lambda: attend(q1, k1, v1, root),
-            "queries_from_x2": lambda: attend(q2, k2, v2, root),
-            "keys_from_x1": lambda: attend(q1, k1, v2, root),
-            "values_from_x1": lambda: attend(q1, k2, v1, root),
-            "scale_d_k": lambda: attend(q1, k2, v2, d_kq),
-            "scale_d_in": lambda: attend(q1, k2, v2, d_in**0.5),
-            "no_scale": lambda: attend(q1, k2, v2, 1.0),
-            "dot_t": lambda: torch.softmax(q1 @ k2.T / root, dim=-1) @ v2,
-            "softmax_queries": lambda: attend(q1, k2, v2, root, dim=-2),
+
+        def transposed(keys_t: torch.Tensor) -> torch.Tensor:
+            # The keys transposed counted from the front (`.T`, which is
+            # right for unbatched keys, or `transpose(0, 1)`).
+            return torch.softmax(q1 @ keys_t / root, dim=-1) @ v2
+
+        ways: Ways = {
+            "kv_from_x1": [lambda: attend(q1, k1, v1, root)],
+            "queries_from_x2": [lambda: attend(q2, k2, v2, root)],
+            "keys_from_x1": [lambda: attend(q1, k1, v2, root)],
+            "values_from_x1": [lambda: attend(q1, k2, v1, root)],
+            "scale_by_d_k": [lambda: attend(q1, k2, v2, d_kq)],
+            # The root of the inputs' size, or of a number of tokens.
+            "scale_wrong_size": [
+                functools.partial(attend, q1, k2, v2, size**0.5)
+                for size in (d_in, t1, t2)
+            ],
+            "scale_missing": [lambda: attend(q1, k2, v2, 1.0)],
+            "dot_T": [
+                lambda: transposed(k2.T),
+                lambda: transposed(k2.transpose(0, 1)),
+            ],
+            # Over the queries (dim=-2, or dim=1 with a batch), or over the
+            # batch.
+            "softmax_dim": [
+                lambda: attend(q1, k2, v2, root, dim=-2),
+                lambda: attend(q1, k2, v2, root, dim=0),
+            ],
         }
-        out = call(answer, x_1, x_2, *weights, wrong=wrong)
+        out = call(answer, x_1, x_2, *weights, wrong=variants(ways))
         with torch.no_grad():
             expected = reference(x_1, x_2)
-        expect(out, expected, "context", wrong)
+        expect(out, expected, "context", variants(ways))
 
     each_seed(once)
     shape = {"what": "context", "shape": "ranks_shape"}
@@ -103,17 +125,66 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         def weighted(mask: torch.Tensor, fill: float) -> torch.Tensor:
             return torch.softmax(scores.masked_fill(mask, fill), -1) @ values
 
-        wrong = {
-            "mask_queries": lambda: weighted(padding[:, :, None], inf),
-            "mask_queries_finite": lambda: weighted(padding[:, :, None], low),
-            "inverted": lambda: weighted(real[:, None, :], inf),
-            "no_mask": lambda: torch.softmax(scores, dim=-1) @ values,
-            "zero_fill": lambda: weighted(padding[:, None, :], 0.0),
+        def scaled(scale: float, dim: int = -1) -> torch.Tensor:
+            # The padding hidden, the scores scaled by another number, or
+            # the softmax over another dimension.
+            hidden = (queries @ keys.transpose(1, 2) / scale).masked_fill(
+                padding[:, None, :], inf
+            )
+            return torch.softmax(hidden, dim=dim) @ values
+
+        def transposed(keys_t: torch.Tensor) -> torch.Tensor:
+            # The keys transposed counted from the front, in the page's
+            # order: the product and its scaling, the mask, the softmax.
+            swapped = queries @ keys_t / d**0.5
+            swapped = swapped.masked_fill(padding[:, None, :], inf)
+            return torch.softmax(swapped, dim=-1) @ values
+
+        root = d**0.5
+        ways: Ways = {
+            "mask_queries": [lambda: weighted(padding[:, :, None], inf)],
+            "mask_queries_finite": [
+                lambda: weighted(padding[:, :, None], low),
+            ],
+            # The real keys hidden: True read as a valid key, or the
+            # padding mask given to SDPA, which reads True as "may attend".
+            "mask_polarity": [
+                lambda: weighted(real[:, None, :], inf),
+                lambda: weighted(real[:, None, :], low),
+                lambda: F.scaled_dot_product_attention(
+                    queries, keys, values, attn_mask=padding[:, None, :]
+                ),
+            ],
+            "no_mask": [lambda: torch.softmax(scores, dim=-1) @ values],
+            # A fill of 0, or the padding's weights zeroed after a softmax
+            # over every key.
+            "mask_fill_zero": [
+                lambda: weighted(padding[:, None, :], 0.0),
+                lambda: (
+                    torch.softmax(scores, dim=-1).masked_fill(
+                        padding[:, None, :], 0.0
+                    )
+                    @ values
+                ),
+            ],
+            "scale_missing": [lambda: scaled(1.0)],
+            "scale_by_d_k": [lambda: scaled(d)],
+            # The root of a number of tokens (t1 or t2), not of a key's size.
+            "scale_wrong_size": [
+                functools.partial(scaled, size**0.5) for size in (t2, t1)
+            ],
+            "softmax_dim": [
+                functools.partial(scaled, root, dim) for dim in (1, 0)
+            ],
+            "dot_T": [
+                lambda: transposed(keys.T),
+                lambda: transposed(keys.transpose(0, 1)),
+            ],
         }
         args = (queries, keys, values, valid_lens.clone())
-        out = call(answer, *args, wrong=wrong)
+        out = call(answer, *args, wrong=variants(ways))
         expected = DotProductAttention(0.0)(queries, keys, values, valid_lens)
-        expect(out, expected, "context", wrong)
+        expect(out, expected, "context", variants(ways))
         # The padding keys turned towards each sequence's first query, so
         # that its scores for them are 300, far above the real keys': the
         # context vectors stay the same, unless padding takes part in a
@@ -142,11 +213,31 @@ EXERCISES = [
         WORDS,
         Rules(functions={"CrossAttention": CrossAttention.forward}),
         reference="lib_cross",
+        mistakes=frozenset(
+            {
+                "scale_missing",
+                "scale_by_d_k",
+                "scale_wrong_size",
+                "softmax_dim",
+                "dot_T",
+            }
+        ),
     ),
     Exercise(
         "exercise-cross-padding-bug",
         _padded_attention,
         WORDS,
         reference="lib_padded",
+        mistakes=frozenset(
+            {
+                "scale_missing",
+                "scale_by_d_k",
+                "scale_wrong_size",
+                "softmax_dim",
+                "mask_polarity",
+                "mask_fill_zero",
+                "dot_T",
+            }
+        ),
     ),
 ]

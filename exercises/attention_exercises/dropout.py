@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -15,15 +16,18 @@ from ._core import (
     COUNT,
     Exercise,
     Later,
+    Ways,
     WrongAnswerError,
     backward,
     call,
     copy_weights,
     each_seed,
     expect,
+    hinted,
     later_calls,
     module_from,
     seed_weights,
+    variants,
 )
 from ._messages import Messages, messages
 
@@ -51,10 +55,97 @@ def _weights(seed: int, g: torch.Generator) -> torch.Tensor:
     return masked_softmax(scores, causal_mask(n))
 
 
+def one_head_mistakes(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    sizes: tuple[int, ...] = (),
+) -> Ways:
+    """The mistakes of the catalogue that causal attention with one head can
+    make, computed from its right queries, keys and values, (b, t, d): what
+    the reader's code returns, or the error it raises, written as the pages
+    write it. ``sizes``: what else than the number of tokens the scores may
+    be scaled by the root of (d_in, context_length)."""
+    t, d = keys.shape[-2], keys.shape[-1]
+    root = math.sqrt(d)
+    dots = queries @ keys.transpose(-2, -1)  # (b, t, t), not scaled
+    ones = torch.ones(t, t, dtype=torch.bool)
+    future = ones.triu(1)  # True = masked out
+
+    def weighted(
+        hidden: torch.Tensor, scale: float = root, dim: int = -1
+    ) -> torch.Tensor:
+        return masked_softmax(dots / scale, hidden, dim) @ values
+
+    def filled(
+        hidden: torch.Tensor, fill: float = -torch.inf, dim: int = -1
+    ) -> torch.Tensor:
+        scores = (dots / root).masked_fill(hidden, fill)
+        return torch.softmax(scores, dim=dim) @ values
+
+    def sdpa(visible: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=visible
+        )
+
+    def swapped(keys_t: torch.Tensor) -> torch.Tensor:
+        # The keys transposed counted from the front, in the page's order:
+        # the product, the mask, the scaling inside the softmax.
+        scores = (queries @ keys_t).masked_fill(future, -torch.inf)
+        return torch.softmax(scores / root, dim=-1) @ values
+
+    # A size of 1 scales nothing: scale_missing comes first.
+    return {
+        "scale_missing": [lambda: weighted(future, 1.0)],
+        "scale_by_d_k": [lambda: weighted(future, d)],
+        "scale_wrong_size": [
+            functools.partial(weighted, future, math.sqrt(size))
+            for size in (t, *sizes)
+        ],
+        "softmax_dim": [
+            *(functools.partial(weighted, future, root, i) for i in (-2, 0)),
+            *(
+                functools.partial(filled, future, -torch.inf, i)
+                for i in (-2, 0)
+            ),
+        ],
+        # True read as "may attend" (`tril`, given to masked_fill), or the
+        # mask transposed, hiding the past; or True = masked given to SDPA.
+        "mask_polarity": [
+            lambda: weighted(~future),
+            lambda: filled(~future),
+            lambda: weighted(future.T),
+            lambda: filled(future.T),
+            lambda: sdpa(future),
+        ],
+        # `triu` with diagonal=0 (a token hidden from itself) or 2 (the next
+        # token seen), or SDPA's `tril` one diagonal off.
+        "causal_diagonal": [
+            lambda: weighted(ones.triu(0)),
+            lambda: weighted(ones.triu(2)),
+            lambda: filled(ones.triu(0)),
+            lambda: filled(ones.triu(2)),
+            lambda: sdpa(ones.tril(-1)),
+            lambda: sdpa(ones.tril(1)),
+        ],
+        # A fill of 0, or the weights of every key zeroed after the softmax.
+        "mask_fill_zero": [
+            lambda: filled(future, 0.0),
+            lambda: (
+                torch.softmax(dots / root, -1).masked_fill(future, 0) @ values
+            ),
+        ],
+        "dot_T": [
+            lambda: swapped(keys.T),
+            lambda: swapped(keys.transpose(0, 1)),
+        ],
+    }
+
+
 def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    def once(seed: int) -> None:
+    def once(seed: int, p: float) -> None:
         g = torch.Generator().manual_seed(seed)
-        weights, p = _weights(seed, g), RATES[seed % len(RATES)]
+        weights = _weights(seed, g)
         # The elements F.dropout keeps with this seed, and what it returns.
         seed_weights(seed)
         keep = F.dropout(torch.ones_like(weights), p) != 0
@@ -62,21 +153,37 @@ def _inverted(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expected = F.dropout(weights, p)
         kept = weights * keep
         sums = kept.sum(dim=-1, keepdim=True)
-        wrong = {
-            "by_p": lambda: kept / p,
-            "no_scale": lambda: kept,
-            "times_keep": lambda: kept * (1 - p),
-            "keep_polarity": lambda: weights * ~keep / (1 - p),
-            "renormalize": lambda: kept / sums,
+        ways: Ways = {
+            "by_p": [lambda: kept / p],
+            "no_scale": [lambda: kept],
+            "times_keep": [lambda: kept * (1 - p)],
+            # `keep` read as a mask, True = dropped: the survivors zeroed,
+            # the others scaled as dropout would, or not at all.
+            "mask_polarity": [
+                lambda: weights * ~keep / (1 - p),
+                lambda: weights * ~keep / p,
+                lambda: weights * ~keep,
+            ],
+            # 1 / (1 - p) at p = 1: 0 / 0 wherever nothing survives (before
+            # renormalizing, which gives nan there too).
+            "p_one": [lambda: kept / torch.tensor(1 - p)],
+            "renormalize": [lambda: kept / sums],
         }
         given = weights.clone().requires_grad_()  # as in training
-        out = call(answer, given, keep.clone(), p, wrong=wrong)
-        expect(out, expected, "dropped", wrong)
-        if not out.requires_grad:  # dropout sits in the middle of a model
+        out = call(answer, given, keep.clone(), p, wrong=variants(ways))
+        expect(out, expected, "dropped", variants(ways))
+        # Dropout sits in the middle of a model; at p = 1 nothing flows
+        # back anyway, and zeros of any kind will do.
+        if not out.requires_grad and p < 1:
             raise WrongAnswerError("detached", "detached", what="dropped")
 
-    each_seed(once)
-    return [("same_as_dropout", {"count": COUNT})]
+    each_seed(lambda seed: once(seed, RATES[seed % len(RATES)]))
+    # Nothing dropped, then everything, as nn.Dropout(0.0) and (1.0) do, on
+    # 2 x 2 weights (seeds 20 and 30), the smallest input a learner reads.
+    once(COUNT, 0.0)
+    with hinted("p_one", unless_named=True):
+        once(COUNT + 10, 1.0)
+    return [("same_as_dropout", {"count": COUNT}), ("edges", {})]
 
 
 def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -100,28 +207,36 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         scores = torch.zeros(2, num_tokens, num_tokens)
         # The full (n, n) mask on the scores of fewer tokens, given to
         # masked_softmax or to masked_fill: the errors they raise.
-        unsliced = {
-            "unsliced_mask": lambda: masked_softmax(scores, causal_mask(n)),
-            "unsliced_fill": lambda: scores.masked_fill(
-                causal_mask(n), -torch.inf
-            ),
+        unsliced: Ways = {
+            "unsliced_mask": [
+                lambda: masked_softmax(scores, causal_mask(n)),
+            ],
+            "unsliced_fill": [
+                lambda: scores.masked_fill(causal_mask(n), -torch.inf),
+            ],
         }
 
-        def run(model: Any, mode: bool) -> Any:
+        def run(model: Any, mode: bool, ways: Ways = unsliced) -> Any:
             # The same seed before each call: the same elements dropped.
             model.train(mode)
             seed_weights(seed)
             with torch.no_grad():
-                return call(model, x, wrong=unsliced)
+                return call(model, x, wrong=variants(ways))
 
         right_eval, right_train = run(reference, False), run(reference, True)
         reference.dropout.p = 1 - p
         keep_prob = run(reference, True)
-        wrong = {
-            "eval": lambda: right_train,
-            "eval_scale": lambda: right_eval * (1 - p),
+        with torch.no_grad():
+            q = reference.W_query(x)
+            k = reference.W_key(x)
+            v = reference.W_value(x)
+        mistakes: Ways = {
+            "dropout_in_eval": [lambda: right_train],
+            "eval_scale": [lambda: right_eval * (1 - p)],
+            **one_head_mistakes(q, k, v, sizes=(d_in, n)),
         }
-        expect(run(module, False), right_eval, "eval_output", wrong)
+        out = run(module, False, {**unsliced, **mistakes})
+        expect(out, right_eval, "eval_output", variants(mistakes))
         wrong = {
             "never_train": lambda: right_eval,
             "keep_prob": lambda: keep_prob,
@@ -227,9 +342,29 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
 
 EXERCISES = [
     Exercise(
-        "exercise-inverted-dropout", _inverted, WORDS, reference="lib_inverted"
+        "exercise-inverted-dropout",
+        _inverted,
+        WORDS,
+        reference="lib_inverted",
+        mistakes=frozenset({"mask_polarity"}),
     ),
     Exercise(
-        "exercise-dropout-eval-bug", _eval_bug, WORDS, reference="lib_eval"
+        "exercise-dropout-eval-bug",
+        _eval_bug,
+        WORDS,
+        reference="lib_eval",
+        mistakes=frozenset(
+            {
+                "scale_missing",
+                "scale_by_d_k",
+                "scale_wrong_size",
+                "softmax_dim",
+                "mask_polarity",
+                "causal_diagonal",
+                "mask_fill_zero",
+                "dot_T",
+                "dropout_in_eval",
+            }
+        ),
     ),
 ]

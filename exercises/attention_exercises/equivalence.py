@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
-from collections.abc import Callable, Sequence
+import math
 from typing import Any
 
 import torch
@@ -16,33 +16,20 @@ from torch import nn
 
 from ._core import (
     Exercise,
+    Ways,
     WrongAnswerError,
     backward,
     call,
-    close,
     each_seed,
     expect,
     seed_weights,
     shares_memory,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 
 WORDS: Messages = messages("equivalence")
-
-
-def _matching(
-    out: object, makes: Sequence[Callable[[], torch.Tensor]]
-) -> Callable[[], torch.Tensor]:
-    # One hint, several ways to earn it: the wrong answer that matches out
-    # (or the first, when none does).
-    def make() -> torch.Tensor:
-        results = [m() for m in makes]
-        if isinstance(out, torch.Tensor):
-            return next((r for r in results if close(out, r)), results[0])
-        return results[0]
-
-    return make
 
 
 def _copied(
@@ -136,19 +123,21 @@ def _copy_into_torch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             for p in orders
             for bias_order in (p, (0, 1, 2))
         ]
-        wrong = {
-            "order": _matching(out, reordered),
-            "transpose": lambda: run(transpose=True),
-            "in_bias": _matching(
-                out,
-                [lambda: run(in_bias="keep"), lambda: run(in_bias="zero")],
-            ),
-            "out_proj": _matching(
-                out,
-                [lambda: run(out_proj="keep"), lambda: run(out_proj="weight")],
-            ),
-            "in_place": lambda: _run(start, x),
-        }
+        wrong = variants(
+            {
+                "order": reordered,
+                "transpose": [lambda: run(transpose=True)],
+                "in_bias": [
+                    lambda: run(in_bias="keep"),
+                    lambda: run(in_bias="zero"),
+                ],
+                "out_proj": [
+                    lambda: run(out_proj="keep"),
+                    lambda: run(out_proj="weight"),
+                ],
+                "in_place": [lambda: _run(start, x)],
+            }
+        )
         expect(out, expected, "torch_output", wrong)
         backward(_run(torch_mha, x, grad=True), torch_mha, "torch_output")
         if shares_memory(torch_mha, mha):
@@ -171,17 +160,21 @@ def _sdpa(
 
 def _sdpa_padding(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
-        b, num_heads, t = 2, 1 + seed % 2, 3 + seed % 4
+        # Two heads on the first seed, where head_dim is 1 (no scaling
+        # shows but by the wrong size: the root of the number of heads);
+        # 4 or 6 tokens on even seeds, 3 or 5 on odd ones.
+        b, num_heads, t = 2, 2 - seed % 2, 3 + (seed + 1) % 4
         head_dim = 1 + seed % 3
         g = torch.Generator().manual_seed(seed)
         q, k, v = (
             torch.randn(b, num_heads, t, head_dim, generator=g)
             for _ in range(3)
         )
-        # On even seeds every sequence has two real tokens or more and ends
-        # in padding (where the typical mistakes differ); on odd ones it
-        # has one real token or more, and perhaps no padding.
-        low, high = (2, t) if seed % 2 == 0 else (1, t + 1)
+        # On even seeds every sequence has three real tokens or more and
+        # ends in padding (where the typical mistakes differ: with three, a
+        # query that sees the next key is not one that sees every key); on
+        # odd ones it has one real token or more, and perhaps no padding.
+        low, high = (3, t) if seed % 2 == 0 else (1, t + 1)
         lengths = torch.randint(low, high, (b,), generator=g)
         key_padding_mask = torch.arange(t) >= lengths[:, None]  # (b, t)
         causal = causal_mask(t)
@@ -189,20 +182,76 @@ def _sdpa_padding(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         mask = causal | padding  # (b, 1, t, t), True = masked out
         scores = q @ k.transpose(-2, -1) / head_dim**0.5  # (b, h, t, t)
         expected = masked_softmax(scores, mask) @ v
+        ones = torch.ones(t, t, dtype=torch.bool)
 
-        out = call(answer, q, k, v, key_padding_mask.clone())
-        floats = [
-            lambda: _sdpa(q, k, v, attn_mask=mask.float()),
-            lambda: _sdpa(q, k, v, attn_mask=(~mask).float()),
-        ]
-        wrong = {
-            "polarity": lambda: _sdpa(q, k, v, attn_mask=mask),
-            "no_causal": lambda: _sdpa(q, k, v, attn_mask=~padding),
-            "no_padding": lambda: _sdpa(q, k, v, is_causal=True),
-            "combine": lambda: _sdpa(q, k, v, attn_mask=~causal | ~padding),
-            "float_mask": _matching(out, floats),
+        def by_hand(
+            hidden: torch.Tensor, scale: float = head_dim**0.5, dim: int = -1
+        ) -> torch.Tensor:
+            # The explicit path, hidden = True where masked out.
+            weights = masked_softmax(
+                q @ k.transpose(-2, -1) / scale, hidden, dim
+            )
+            return weights @ v
+
+        def filled(
+            hidden: torch.Tensor, fill: float, dim: int = -1
+        ) -> torch.Tensor:
+            return torch.softmax(scores.masked_fill(hidden, fill), dim) @ v
+
+        def swapped(keys_t: torch.Tensor) -> torch.Tensor:
+            # Keys transposed counted from the front, in the reader's order.
+            swapped_scores = q @ keys_t / math.sqrt(head_dim)
+            swapped_scores = swapped_scores.masked_fill(mask, -torch.inf)
+            return torch.softmax(swapped_scores, dim=-1) @ v
+
+        ways: Ways = {
+            # A part of the mask, or all of it, the wrong way round.
+            "mask_polarity": [
+                lambda: _sdpa(q, k, v, attn_mask=mask),
+                lambda: _sdpa(q, k, v, attn_mask=~causal & padding),
+                lambda: _sdpa(q, k, v, attn_mask=causal & ~padding),
+                lambda: by_hand(~mask),
+            ],
+            # The causal part one diagonal off, either side.
+            "causal_diagonal": [
+                lambda: _sdpa(q, k, v, attn_mask=ones.tril(1) & ~padding),
+                lambda: _sdpa(q, k, v, attn_mask=ones.tril(-1) & ~padding),
+                lambda: by_hand(ones.triu(2) | padding),
+                lambda: by_hand(ones.triu(0) | padding),
+            ],
+            "no_causal": [lambda: _sdpa(q, k, v, attn_mask=~padding)],
+            "no_padding": [lambda: _sdpa(q, k, v, is_causal=True)],
+            "combine": [lambda: _sdpa(q, k, v, attn_mask=~causal | ~padding)],
+            # A float mask of ones and zeros, added to the scores, or a fill
+            # of 0: the hidden keys keep a weight.
+            "mask_fill_zero": [
+                lambda: _sdpa(q, k, v, attn_mask=mask.float()),
+                lambda: _sdpa(q, k, v, attn_mask=(~mask).float()),
+                lambda: filled(mask, 0.0),
+                lambda: torch.softmax(scores, -1).masked_fill(mask, 0) @ v,
+            ],
+            "scale_missing": [lambda: by_hand(mask, 1.0)],
+            "scale_by_d_k": [lambda: by_hand(mask, head_dim)],
+            # The root of the number of heads (`keys.shape[1]`), or tokens.
+            "scale_wrong_size": [
+                lambda: by_hand(mask, math.sqrt(num_heads)),
+                lambda: by_hand(mask, math.sqrt(t)),
+            ],
+            "softmax_dim": [
+                *(functools.partial(by_hand, mask, dim=d) for d in (-2, 1, 0)),
+                *(
+                    functools.partial(filled, mask, -torch.inf, d)
+                    for d in (-2, 1, 0)
+                ),
+            ],
+            "dot_T": [
+                lambda: swapped(k.transpose(1, 2)),
+                lambda: swapped(k.T),
+            ],
         }
-        expect(out, expected, "context", wrong)
+        args = (q, k, v, key_padding_mask.clone())
+        out = call(answer, *args, wrong=variants(ways))
+        expect(out, expected, "context", variants(ways))
 
     each_seed(once)
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
@@ -218,6 +267,21 @@ EXERCISES = [
         reference="lib_mha",
     ),
     Exercise(
-        "exercise-sdpa-mask-bug", _sdpa_padding, WORDS, reference="lib_masked"
+        "exercise-sdpa-mask-bug",
+        _sdpa_padding,
+        WORDS,
+        reference="lib_masked",
+        mistakes=frozenset(
+            {
+                "scale_missing",
+                "scale_by_d_k",
+                "scale_wrong_size",
+                "softmax_dim",
+                "mask_polarity",
+                "causal_diagonal",
+                "mask_fill_zero",
+                "dot_T",
+            }
+        ),
     ),
 ]

@@ -14,12 +14,15 @@ from attention_lib.weight_free import (
 
 from ._core import (
     Exercise,
+    Ways,
     WrongAnswerError,
     call,
     each_seed,
     expect,
+    hinted,
     rows_sum_to_one,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 from ._rules import Rules
@@ -56,6 +59,8 @@ def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "dims_product": lambda: x.T @ x,
             "elementwise": lambda: x * x,
             "one_query": lambda: x @ x[1],
+            # The scaling of later chapters, a step too early here.
+            "scale_extra": lambda: x @ x.T / x.shape[-1] ** 0.5,
         }
         out = call(answer, x, wrong=wrong)
         expect(out, attn_scores_all(x), "scores", wrong)
@@ -68,7 +73,17 @@ def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         x = _inputs(seed, batch=2 + (seed // 2) % 3)
-        wrong = {"dot_t": lambda: x @ x.T}
+        # `.T` reverses every dimension, `transpose(0, 1)` swaps the batch
+        # with the tokens: each raises, or gives other scores.
+        wrong = {
+            "dot_T": lambda: x @ x.T,
+            "dot_T:front": lambda: x @ x.transpose(0, 1),
+            "dot_T:bmm": lambda: torch.bmm(x, x.T),
+            "dot_T:bmm_front": lambda: torch.bmm(x, x.transpose(0, 1)),
+            "scale_extra": lambda: (
+                x @ x.transpose(-2, -1) / x.shape[-1] ** 0.5
+            ),
+        }
         out = call(answer, x, wrong=wrong)
         expect(out, x @ x.transpose(-2, -1), "scores", wrong)
 
@@ -85,18 +100,31 @@ def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "naive": lambda: x.exp() / x.exp().sum(dim=-1, keepdim=True),
             "global_max": lambda: _normalize((x - x.max()).exp()),
             "no_keepdim": lambda: _normalize((x - row_max).exp()),
-            "col_max": lambda: _normalize(
-                (x - x.max(dim=0, keepdim=True).values).exp()
-            ),
             "sum_no_keepdim": lambda: e / e.sum(dim=-1),
             "by_sum": lambda: x / x.sum(dim=-1, keepdim=True),
-            "dim0": lambda: torch.softmax(x, dim=0),
+            # A step over dim=0: the sum, or the max (whose rows sum to 1,
+            # and are not the softmax: each score loses its column's max).
+            "softmax_dim": lambda: torch.softmax(x, dim=0),
+            "softmax_dim:sum": lambda: e / e.sum(dim=0, keepdim=True),
+            "softmax_dim:max": lambda: _normalize(
+                (x - x.max(dim=0, keepdim=True).values).exp()
+            ),
+            "scale_extra": lambda: torch.softmax(
+                x / x.shape[-1] ** 0.5, dim=-1
+            ),
         }
 
-    def once(x: torch.Tensor) -> None:
-        out = call(answer, x, wrong=wrong(x))
-        expect(out, torch.softmax(x, dim=-1), "weights", wrong(x))
-        rows_sum_to_one(out, "dim0")
+    def once(x: torch.Tensor, large: bool = False) -> None:
+        mistakes = wrong(x)
+        if large:  # right on every random input: no step over dim=0
+            mistakes = {
+                key: make
+                for key, make in mistakes.items()
+                if not key.startswith("softmax_dim")
+            }
+        out = call(answer, x, wrong=mistakes)
+        expect(out, torch.softmax(x, dim=-1), "weights", mistakes)
+        rows_sum_to_one(out, "softmax_dim")
 
     def random(seed: int) -> None:
         g = torch.Generator().manual_seed(seed)
@@ -118,11 +146,14 @@ def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     )
     for big in (x, x.flip(0), wide, wide.flip(-1)):
         try:
-            once(big)
+            once(big, large=True)
         except WrongAnswerError as failure:
-            # Right on every random input, nan or inf on large ones: a shift
-            # that is not the row's largest score.
-            if failure.problem == "not_finite" and failure.hint == "compare":
+            # Right on every random input, wrong on large ones (nan, inf, or
+            # scores far apart made equal): not the row's largest score
+            # subtracted.
+            if failure.problem in ("not_finite", "values") and (
+                failure.hint == "compare"
+            ):
                 failure.hint = "not_row_max"
             raise
     checks = [("values", values_on("lib_softmax")), ("rows", {})]
@@ -141,11 +172,11 @@ def _context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         wrong = {
             # The scores are symmetric: softmax over dim=0 is the
             # transpose of the right weights, one mistake in two spellings.
-            "rows_are_queries": lambda: weights.T @ x,
+            "softmax_dim": lambda: weights.T @ x,
             "no_softmax": lambda: scores @ x,
             "inputs_last": lambda: x.T @ weights,
             # The scaling of later chapters, a step too early here.
-            "scale_not_here": lambda: (
+            "scale_extra": lambda: (
                 torch.softmax(scores / x.shape[-1] ** 0.5, dim=-1) @ x
             ),
         }
@@ -156,6 +187,35 @@ def _context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     shape = {"what": "context", "shape": "(n, d_in)"}
     return [("shape", shape), ("values", values_on("lib_context"))]
 
+
+def _batched_context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`_context`, then batches: the write-it asks for both shapes."""
+    checks = _context(answer)
+
+    def once(seed: int) -> None:
+        x = _inputs(seed, batch=2 + (seed // 2) % 3) + seed % 3
+        weights = torch.softmax(x @ x.transpose(-2, -1), dim=-1)
+        # The transposes of one sequence, on a batch: `.T` reverses every
+        # dimension, and one counted from the front swaps the batch.
+        ways: Ways = {
+            "dot_T": [
+                lambda: torch.softmax(x @ x.T, dim=-1) @ x,
+                lambda: torch.softmax(x @ x.transpose(0, 1), dim=-1) @ x,
+            ],
+            "softmax_dim": [lambda: torch.softmax(x @ x.mT, dim=1) @ x],
+        }
+        with hinted("one_sequence", unless_named=True):
+            out = call(answer, x, wrong=variants(ways))
+            expect(out, weights @ x, "context", variants(ways))
+
+    each_seed(once)
+    shape = {"what": "context", "shape": "(n, d_in) or (b, n, d_in)"}
+    return [("shape", shape), *checks[1:], ("batched", {})]
+
+
+#: The mistakes of the catalogue a softmax of unscaled scores can make: a
+#: step over the wrong dimension, a scaling that comes in a later chapter.
+SOFTMAX_MISTAKES = frozenset({"softmax_dim", "scale_extra"})
 
 EXERCISES = [
     Exercise(
@@ -170,12 +230,14 @@ EXERCISES = [
             },
         ),
         reference="lib_scores",
+        mistakes=frozenset({"scale_extra"}),
     ),
     Exercise(
         "exercise-batched-scores",
         _batched_scores,
         WORDS,
         reference="lib_batched",
+        mistakes=frozenset({"dot_T", "scale_extra"}),
     ),
     Exercise(
         "exercise-stable-softmax",
@@ -184,14 +246,28 @@ EXERCISES = [
         # Every softmax torch has, whichever way it is called.
         Rules(torch_functions=frozenset(SOFTMAXES)),
         reference="lib_softmax",
+        mistakes=SOFTMAX_MISTAKES,
     ),
-    Exercise("exercise-softmax-bug", _softmax, WORDS, reference="lib_softmax"),
+    Exercise(
+        "exercise-softmax-bug",
+        _softmax,
+        WORDS,
+        reference="lib_softmax",
+        mistakes=SOFTMAX_MISTAKES,
+    ),
     Exercise(
         "exercise-context-vectors",
-        _context,
+        _batched_context,
         WORDS,
         Rules(functions={"context_vectors": context_vectors}),
         reference="lib_context",
+        mistakes=SOFTMAX_MISTAKES | {"dot_T"},
     ),
-    Exercise("exercise-context-bug", _context, WORDS, reference="lib_context"),
+    Exercise(
+        "exercise-context-bug",
+        _context,
+        WORDS,
+        reference="lib_context",
+        mistakes=SOFTMAX_MISTAKES,
+    ),
 ]

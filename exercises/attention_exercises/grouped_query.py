@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from ._core import (
     module_from,
     seed_weights,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 from ._rules import Rules
@@ -55,15 +57,40 @@ def _attend(
     expand: Expand,
     scale: float,
     causal: bool = True,
+    *,
+    hidden: torch.Tensor | None = None,
+    fill: float = -torch.inf,
+    dim: int = -1,
+    turn: Expand | None = None,
+    zero_rows: bool = False,
 ) -> torch.Tensor:
     # The steps of the page, with `expand` the reader's way of giving the
-    # keys and values as many heads as the queries.
+    # keys and values as many heads as the queries, and the ways of getting
+    # one of them wrong: the keys turned by `turn` (`.T`, `transpose(1, 2)`),
+    # the ``hidden`` keys filled with ``fill``, the softmax over ``dim``, a
+    # row with every key hidden zeros (SDPA) instead of nan.
     k, v = expand(k), expand(v)
-    scores = q @ k.transpose(2, 3)  # (b, h, t, t)
+    with warnings.catch_warnings():  # .T on 4 dimensions is deprecated
+        warnings.simplefilter("ignore")
+        scores = q @ (k.transpose(2, 3) if turn is None else turn(k))
     t = q.shape[2]
     if causal:
-        scores = scores.masked_fill(causal_mask(t), -torch.inf)
-    return torch.softmax(scores / scale, dim=-1) @ v
+        mask = causal_mask(t) if hidden is None else hidden
+        scores = scores.masked_fill(mask, fill)
+    weights = torch.softmax(scores / scale, dim=dim)
+    return (weights.nan_to_num(0.0) if zero_rows else weights) @ v
+
+
+def _added(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, size: int
+) -> torch.Tensor:
+    """A float mask of ones and zeros, 1 where a key may be seen, added to
+    the scaled scores (as `F.scaled_dot_product_attention` does): it hides
+    nothing."""
+    k, v = k.repeat_interleave(size, 1), v.repeat_interleave(size, 1)
+    keep = (~causal_mask(q.shape[2])).to(q.dtype)
+    scores = q @ k.mT / q.shape[-1] ** 0.5 + keep
+    return torch.softmax(scores, dim=-1) @ v
 
 
 def _expansions(h: int, g: int) -> dict[str, Expand]:
@@ -77,16 +104,53 @@ def _expansions(h: int, g: int) -> dict[str, Expand]:
 
 
 def _wrong(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, h: int, g: int
-) -> dict[str, Make]:
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    h: int,
+    g: int,
+    out: object = None,
+    d_in: int | None = None,
+) -> dict[str, list[Make]]:
+    """The mistakes, each with its ways of being made. A wrong mask that
+    hides every key of a row gives nan through masked_fill and softmax,
+    zeros through SDPA: as the reader's ``out`` (None: nan)."""
     ways = _expansions(h, g)
     right, root, d = ways["right"], q.shape[-1] ** 0.5, q.shape[-1]
+    t = q.shape[2]
+    zero_rows = isinstance(out, torch.Tensor) and not out.isnan().any()
+
+    def attend(scale: float = root, **how: Any) -> Make:
+        return lambda: _attend(q, k, v, right, scale, **how)
+
+    def hiding(hidden: torch.Tensor) -> Make:
+        return attend(hidden=hidden, zero_rows=zero_rows)
+
+    ones = torch.ones(t, t, dtype=torch.bool)
     return {
-        "repeat": lambda: _attend(q, k, v, ways["repeat"], root),
-        "no_repeat": lambda: _attend(q, k, v, ways["no_repeat"], root),
-        "group_count": lambda: _attend(q, k, v, ways["group_count"], root),
-        "no_causal": lambda: _attend(q, k, v, right, root, causal=False),
-        "scale_d_k": lambda: _attend(q, k, v, right, d),
+        "repeat": [lambda: _attend(q, k, v, ways["repeat"], root)],
+        "no_repeat": [lambda: _attend(q, k, v, ways["no_repeat"], root)],
+        "group_count": [lambda: _attend(q, k, v, ways["group_count"], root)],
+        "no_causal": [attend(causal=False)],
+        "scale_missing": [attend(scale=1.0)],
+        "scale_by_d_k": [attend(scale=d)],
+        # d_out, the number of tokens, of query heads, of key/value heads,
+        # the keys' and values' width, and the module's d_in.
+        "scale_wrong_size": [
+            attend(scale=size**0.5)
+            for size in (h * d, t, h, g, g * d, *([d_in] if d_in else []))
+        ],
+        "softmax_dim": [attend(dim=dim) for dim in (-2, 1, 0)],
+        "mask_polarity": [hiding(~causal_mask(t))],
+        "causal_diagonal": [hiding(ones.triu(0)), hiding(ones.triu(2))],
+        "mask_fill_zero": [
+            attend(fill=0.0),
+            lambda: _added(q, k, v, h // g),
+        ],
+        "dot_T": [
+            attend(turn=lambda y: y.T),
+            attend(turn=lambda y: y.transpose(1, 2)),
+        ],
     }
 
 
@@ -112,13 +176,16 @@ _REFERENCE = "lib_sdpa" if SDPA_HAS_GQA else "lib_explicit"
 def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
         h, g = _HEADS[seed % len(_HEADS)]
-        b, t, head_dim = 1 + seed % 2, 2 + seed % 5, 2 + seed % 3
+        # The first input has 3 tokens: with 2, a mask one key too far hides
+        # nothing, and `.T` raises the error that unrepeated heads raise.
+        b, t, head_dim = 1 + seed % 2, 2 + (seed + 1) % 5, 2 + seed % 3
         gen = torch.Generator().manual_seed(seed)
         q = torch.randn(b, h, t, head_dim, generator=gen)
         k = torch.randn(b, g, t, head_dim, generator=gen)
         v = torch.randn(b, g, t, head_dim, generator=gen)
-        wrong = _wrong(q, k, v, h, g)
-        out = call(answer, q.clone(), k.clone(), v.clone(), wrong=wrong)
+        args = (q.clone(), k.clone(), v.clone())
+        out = call(answer, *args, wrong=variants(_wrong(q, k, v, h, g)))
+        wrong = variants(_wrong(q, k, v, h, g, out))
         expect(out, _reference(q, k, v, h // g), "context", wrong)
 
     each_seed(once)
@@ -147,7 +214,8 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> Later:
         h, g = _HEADS[seed % len(_HEADS)]
         head_dim, d_in = 2 + seed % 2, 3 + seed % 3
-        b, t, d_out = 1 + seed % 2, 2 + seed % 4, h * head_dim
+        # The first input has 3 tokens, as the function's.
+        b, t, d_out = 1 + seed % 2, 2 + (seed + 1) % 4, h * head_dim
         seed_weights(seed)
         module = module_from(answer, d_in, d_out, h, g)
         reference = GroupedQueryAttention(d_in, d_out, 0.0, h, g)
@@ -169,28 +237,29 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         def merged(make: Make) -> Make:
             return lambda: reference.out_proj(merge_heads(make())).detach()
 
-        wrong = {
-            key: merged(make) for key, make in _wrong(q, k, v, h, g).items()
-        }
         # `view` to the heads' shape without `transpose`: the tokens' vectors
-        # cut in the wrong places, in every projection or in the queries'.
+        # cut in the wrong places, in every projection or in the queries';
+        # or the heads merged without `transpose`.
         q_bad = q_lin.view(b, h, t, head_dim)
         k_bad, v_bad = (
             k_lin.view(b, g, t, head_dim),
             v_lin.view(b, g, t, head_dim),
         )
-        wrong["view_split"] = merged(
-            lambda: _attend(q_bad, k_bad, v_bad, right, root)
-        )
-        wrong["view_split_queries"] = merged(
-            lambda: _attend(q_bad, k, v, right, root)
-        )
-        # The heads merged without `transpose`.
-        wrong["view_merge"] = lambda: reference.out_proj(
-            _attend(q, k, v, right, root).reshape(b, t, d_out)
-        ).detach()
-        result = call(module, x, wrong=wrong)
-        expect(result, expected, "output", wrong)
+        views = [
+            merged(lambda: _attend(q_bad, k_bad, v_bad, right, root)),
+            merged(lambda: _attend(q_bad, k, v, right, root)),
+            lambda: reference.out_proj(
+                _attend(q, k, v, right, root).reshape(b, t, d_out)
+            ).detach(),
+        ]
+
+        def wrong(out: object) -> dict[str, list[Make]]:
+            ways = _wrong(q, k, v, h, g, out, d_in)
+            made = {key: [merged(way) for way in ways[key]] for key in ways}
+            return {**made, "view_no_transpose": views}
+
+        result = call(module, x, wrong=variants(wrong(None)))
+        expect(result, expected, "output", variants(wrong(result)))
         backward(result, module, "output")
         # The right gradients, not only some: the library's.
         reference(x).sum().backward()
@@ -213,6 +282,21 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [*checks, ("calls", {}), ("eval", {})]
 
 
+#: The function's heads come split; the module, which splits and merges
+#: them, can also do it with `view` alone (view_no_transpose).
+_MISTAKES = frozenset(
+    {
+        "scale_missing",
+        "scale_by_d_k",
+        "scale_wrong_size",
+        "softmax_dim",
+        "mask_polarity",
+        "causal_diagonal",
+        "mask_fill_zero",
+        "dot_T",
+    }
+)
+
 EXERCISES = [
     Exercise(
         "exercise-gqa-attention",
@@ -220,8 +304,13 @@ EXERCISES = [
         WORDS,
         Rules(no_enable_gqa=True),
         reference=_REFERENCE,
+        mistakes=_MISTAKES,
     ),
     Exercise(
-        "exercise-gqa-repeat-bug", _gqa_module, WORDS, reference="lib_gqa"
+        "exercise-gqa-repeat-bug",
+        _gqa_module,
+        WORDS,
+        reference="lib_gqa",
+        mistakes=_MISTAKES | {"view_no_transpose"},
     ),
 ]

@@ -4,13 +4,15 @@ step by step against the library's forward over the whole sequence."""
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
 import torch
 from attention_lib.heads import split_heads
-from attention_lib.masks import masked_softmax
+from attention_lib.kv_cache import append_to_cache
+from attention_lib.masks import causal_mask, masked_softmax
 from attention_lib.multihead import MultiHeadAttention
 
 from ._core import (
@@ -22,11 +24,15 @@ from ._core import (
     hinted,
     seed_weights,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 from ._rules import Rules
 
 WORDS: Messages = messages("kv_cache")
+
+
+Make = Callable[[], torch.Tensor]
 
 
 def _attend(
@@ -58,6 +64,65 @@ def _hide_self(
     return weights @ v
 
 
+def _filled(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    hidden: torch.Tensor,
+    scale: float,
+    fill: float | None,
+) -> torch.Tensor:
+    """A mask that hides nothing: the hidden scores replaced by ``fill``,
+    or with ``fill=None`` a float mask of ones and zeros added to them
+    (as `F.scaled_dot_product_attention` does), 1 where a key is kept."""
+    scores = q @ k.transpose(2, 3) / scale
+    scores = (
+        scores + (~hidden).to(scores.dtype)
+        if fill is None
+        else scores.masked_fill(hidden, fill)
+    )
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def _other_dim(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    hidden: torch.Tensor,
+    scale: float,
+    dim: int,
+) -> torch.Tensor:
+    """The softmax over ``dim`` of the masked scores instead of the keys'."""
+    scores = (q @ k.transpose(2, 3) / scale).masked_fill(hidden, -torch.inf)
+    return torch.softmax(scores, dim=dim) @ v
+
+
+def _transposed(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    hidden: torch.Tensor,
+    scale: float,
+    flip: Callable[[torch.Tensor], torch.Tensor],
+) -> torch.Tensor:
+    """The keys turned by ``flip``, `.T` or `transpose(1, 2)`, instead of
+    `transpose(2, 3)`: mostly an error, which the reader's code raises too."""
+    with warnings.catch_warnings():  # .T on 4 dimensions is deprecated
+        warnings.simplefilter("ignore")
+        scores = q @ flip(k)
+    scores = scores.masked_fill(hidden, -torch.inf) / scale
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def _scales(q: torch.Tensor, *counts: int) -> list[float]:
+    """Square roots of sizes that are not one key's: the ``counts`` (of
+    keys, which grows with the cache, of slots, of new tokens), d_out and
+    the number of heads."""
+    num_heads, head_dim = q.shape[1], q.shape[-1]
+    sizes = (*counts, num_heads * head_dim, num_heads)
+    return [size**0.5 for size in sizes]
+
+
 def _step(
     answer: Any,
     qkv: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
@@ -76,28 +141,58 @@ def _step(
     right = torch.triu(ones, diagonal=1 + start)  # bottom-right aligned
     root = head_dim**0.5
     next_too = torch.triu(ones, diagonal=2 + start)  # one key too many
-    wrong: dict[str, Callable[[], torch.Tensor]] = {
-        "top_left": lambda: _attend(new[0], keys, values, ones.triu(1), root),
-        "no_mask": lambda: _attend(new[0], keys, values, None, root),
-        "sees_next": lambda: _attend(new[0], keys, values, next_too, root),
-        "scale_d_k": lambda: _attend(new[0], keys, values, right, head_dim),
-    }
+    hides_self = torch.triu(ones, diagonal=start)  # the diagonal too
+    query, attend = new[0], functools.partial(_attend, new[0], keys, values)
+    # Errors the reader's code may raise: the cache read before anything is
+    # in it, concatenated on the heads, the keys turned the wrong way.
+    raising: dict[str, list[Make]] = {}
     if start == 0:  # an empty cache: the reader's code must not concatenate
-        wrong["empty"] = lambda: torch.cat([None, new[1]], dim=2)  # type: ignore[list-item]
+        raising["empty"] = [
+            lambda: torch.cat([None, new[1]], dim=2)  # type: ignore[list-item]
+        ]
     else:
-        wrong["cat_dim"] = lambda: torch.cat([past_k, new[1]], dim=1)
+        raising["cat_dim"] = [lambda: torch.cat([past_k, new[1]], dim=1)]
+    raising["dot_T"] = [
+        functools.partial(_transposed, query, keys, values, right, root, flip)
+        for flip in (lambda t: t.transpose(1, 2), lambda t: t.T)
+    ]
     # The cache as a right answer left it after the step before.
     cache = SimpleNamespace(
         cache_k=past_k if start else None, cache_v=past_v if start else None
     )
     with torch.no_grad():
-        out = call(answer, cache, *new, wrong=wrong)
-    # The diagonal hidden too: the prompt's first query sees no key, a row
-    # that masked_fill and softmax make nan and SDPA makes zeros.
-    wrong["hides_self"] = lambda: _hide_self(
-        new[0], keys, values, torch.triu(ones, diagonal=start), root, out
-    )
-    expect(out, full[:, :, start:end], "context", wrong)
+        out = call(answer, cache, *new, wrong=variants(raising))
+    # The wrong masks that hide every key of a row (the diagonal hidden: the
+    # prompt's first query sees no key) give nan through masked_fill and
+    # softmax, zeros through SDPA: as the reader's ``out``.
+    hiding = functools.partial(_hide_self, query, keys, values)
+    ways: dict[str, list[Make]] = {
+        "causal_upper_left": [lambda: attend(ones.triu(1), root)],
+        "no_mask": [lambda: attend(None, root)],
+        "causal_diagonal": [
+            lambda: attend(next_too, root),
+            lambda: hiding(hides_self, root, out),
+        ],
+        "scale_missing": [lambda: attend(right, 1.0)],
+        "scale_by_d_k": [lambda: attend(right, head_dim)],
+        "scale_wrong_size": [
+            functools.partial(attend, right, scale)
+            for scale in _scales(query, end, end - start)
+        ],
+        "softmax_dim": [
+            functools.partial(
+                _other_dim, query, keys, values, right, root, dim
+            )
+            for dim in (2, 1, 0)
+        ],
+        "mask_polarity": [lambda: hiding(~right, root, out)],
+        "mask_fill_zero": [
+            functools.partial(_filled, query, keys, values, right, root, fill)
+            for fill in (0.0, None)
+        ],
+        **raising,
+    }
+    expect(out, full[:, :, start:end], "context", variants(ways))
     for name, past, whole in (
         ("cache_k", past_k, keys),
         ("cache_v", past_v, values),
@@ -201,27 +296,11 @@ def _static_step(
     def attend(mask: torch.Tensor | None, scale: float = root) -> torch.Tensor:
         return _attend(new[0], keys, values, mask, scale)
 
-    wrong: dict[str, Callable[[], torch.Tensor]] = {
-        "chunk_mask": lambda: attend(slots >= end),
-        "empty_slots": lambda: attend(None),
-        "no_offset": lambda: attend(slots > mine - start),
-        "static_sees_next": lambda: attend(slots > mine + 1),
-        "after_advance": lambda: attend(slots > mine + t - 1),
-        "scale_d_k": lambda: attend(right, head_dim),
-        "static_no_scale": lambda: attend(right, 1.0),
-        "fill_zero": lambda: (
-            torch.softmax(
-                (new[0] @ keys.transpose(2, 3) / root).masked_fill(right, 0.0),
-                -1,
-            )
-            @ values
-        ),
-    }
     recorded = [
         (getattr(cache, n), getattr(cache, n).data_ptr()) for n in _BUFFERS
     ]
     with torch.no_grad():
-        out = call(answer, cache, *new, wrong=wrong)
+        out = call(answer, cache, *new)
     moved = _moved(cache, recorded)
     if moved:
         raise WrongAnswerError("replaced", "in_place", name=moved)
@@ -247,15 +326,32 @@ def _static_step(
         }
         with hinted("slot_written", unless_named=True):
             expect(buffer, whole, what, buffers)
-    for hint, hidden in (
-        ("static_hides_self", slots >= mine),
-        ("before_advance", slots >= start),
-        ("sdpa_polarity", ~right),
-    ):
-        wrong[hint] = functools.partial(
-            _telling, new[0], keys, values, hidden, root, out
-        )
-    expect(out, full[:, :, start:end], "context", wrong)
+    # A wrong mask that hides every slot of a row, as the reader's ``out``
+    # gives it (nan or zeros), unless all of ``out`` is nan.
+    telling = functools.partial(_telling, new[0], keys, values)
+    ways: dict[str, list[Make]] = {
+        "chunk_mask": [lambda: attend(slots >= end)],
+        "empty_slots": [lambda: attend(None)],
+        "causal_upper_left": [lambda: attend(slots > mine - start)],
+        "causal_diagonal": [
+            lambda: attend(slots > mine + 1),
+            lambda: telling(slots >= mine, root, out),
+        ],
+        "after_advance": [lambda: attend(slots > mine + t - 1)],
+        "scale_by_d_k": [lambda: attend(right, head_dim)],
+        "static_no_scale": [lambda: attend(right, 1.0)],
+        "scale_wrong_size": [
+            functools.partial(attend, right, scale)
+            for scale in _scales(new[0], keys.shape[2], end, t)
+        ],
+        "mask_fill_zero": [
+            functools.partial(_filled, new[0], keys, values, right, root, fill)
+            for fill in (0.0, None)
+        ],
+        "before_advance": [lambda: telling(slots >= start, root, out)],
+        "mask_polarity": [lambda: telling(~right, root, out)],
+    }
+    expect(out, full[:, :, start:end], "context", variants(ways))
     if not torch.equal(cache.position, torch.tensor(end)):
         raise WrongAnswerError(
             "position",
@@ -331,18 +427,41 @@ def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [("values", values), ("steps", {}), ("static_after", {})]
 
 
+#: The mistakes of an answer that calls SDPA, which scales, multiplies and
+#: takes the softmax itself: its mask, and a scale passed to it. An answer
+#: that computes the attention itself can make the others too.
+_SDPA_MISTAKES = frozenset(
+    {
+        "scale_by_d_k",
+        "scale_wrong_size",
+        "mask_polarity",
+        "causal_diagonal",
+        "mask_fill_zero",
+        "causal_upper_left",
+    }
+)
+
 EXERCISES = [
     Exercise(
         "exercise-cached-attention",
         _cached_attention,
         WORDS,
+        # The task: the two steps written out, not the library's.
+        Rules(
+            functions={
+                "append_to_cache": append_to_cache,
+                "causal_mask": causal_mask,
+            }
+        ),
         reference="lib_forward",
+        mistakes=_SDPA_MISTAKES | {"scale_missing", "softmax_dim", "dot_T"},
     ),
     Exercise(
         "exercise-cache-is-causal-bug",
         _cached_attention,
         WORDS,
         reference="lib_forward",
+        mistakes=_SDPA_MISTAKES,
     ),
     Exercise(
         "exercise-static-cache-bug",
@@ -350,5 +469,6 @@ EXERCISES = [
         WORDS,
         Rules(graph_safe=True),
         reference="lib_forward",
+        mistakes=_SDPA_MISTAKES,
     ),
 ]

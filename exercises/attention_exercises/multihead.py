@@ -4,7 +4,9 @@ back."""
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -59,9 +61,9 @@ def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         x = part(base)
         wrong = {
             # (b, t, d_out) -> (b, h, t, hd) in one go: tokens cut apart
-            "split_view": lambda: x.view(b, h, t, hd),
+            "view_no_transpose": lambda: x.view(b, h, t, hd),
             # (b, t, d_out) -> (b, t, h, hd), the heads left behind
-            "no_transpose": lambda: x.view(b, t, h, hd),
+            "view_no_transpose:shape": lambda: x.view(b, t, h, hd),
             # (b, t, d_out) -> (b, t, hd, h) -> (b, hd, t, h): interleaved
             "wrong_axis": lambda: x.view(b, t, hd, h).transpose(1, 2),
             # the same cut, the heads then moved in front: every h-th feature
@@ -88,29 +90,90 @@ def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [*checks, ("grad_inputs", {"names": "x"})]
 
 
+def check_split_any_lead(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`check_split_heads`, then inputs with no leading dimension and with
+    two: the write-it asks for any number of them."""
+    checks = check_split_heads(answer)
+
+    def once(seed: int) -> None:
+        g = torch.Generator().manual_seed(seed)
+        h, hd, t = 2 + seed % 2, 1 + seed % 3, 3 + seed % 3
+        # One sequence, then a batch of batches, (b, c, t, d_out), whose
+        # first two dimensions differ from t: a transpose counted from the
+        # front swaps other dimensions than the heads and the tokens.
+        lead = [(), (2, 4)][seed % 2]
+        x = torch.rand(*lead, t, h * hd, generator=g)
+        # The library splits a batch: the sequences, one batch.
+        flat = split_heads(x.reshape(-1, t, h * hd), h)
+        expected = flat.reshape(*lead, h, t, hd)
+        with hinted("leading_dims", unless_named=True):
+            expect(call(answer, x, h), expected, "heads")
+
+    each_seed(once)
+    shape = {
+        "what": "heads",
+        "shape": "(..., num_heads, num_tokens, head_dim)",
+    }
+    return [("shape", shape), *checks[1:], ("leading", {})]
+
+
+def _softmax(
+    scores: torch.Tensor,
+    hide: torch.Tensor | None,
+    root: float,
+    *,
+    fill: float = -torch.inf,
+    dim: int = -1,
+    zero: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """The attention weights of ``scores``: those where ``hide`` is True
+    filled with ``fill``, all divided by ``root``, a softmax over ``dim``,
+    then the weights where ``zero`` is True set to 0 (masked_softmax's way,
+    and SDPA's for a row whose every key is hidden)."""
+    filled = scores if hide is None else scores.masked_fill(hide, fill)
+    weights = torch.softmax(filled / root, dim=dim)
+    return weights if zero is None else weights.masked_fill(zero, 0.0)
+
+
 def _attend(
     reference: MultiHeadAttention,
     x: torch.Tensor,
     *,
+    split: str = "right",
+    product: str = "right",
+    weights: Callable[[torch.Tensor], torch.Tensor] | None = None,
     merge: str = "right",
-    scale: float | None = None,
-    causal: bool = True,
 ) -> torch.Tensor:
     """The reference's forward pass, written out, with one of the typical
-    mistakes when asked for."""
+    mistakes when asked for: in the split, the keys' transpose, the weights
+    (a function of the unscaled scores) or the merge. The steps come in the
+    reader's order, so that a wrong answer's raises the same error as the
+    reader's code."""
     b, t, _ = x.shape
     h, hd = reference.num_heads, reference.head_dim
     d_out = h * hd
-    with torch.no_grad():
+
+    def heads(projected: torch.Tensor) -> torch.Tensor:
+        if split == "view":  # (b, t, d_out) -> (b, h, t, hd), cut wrong
+            return projected.view(b, h, t, hd)
         # (b, t, d_out) -> (b, t, h, hd) -> (b, h, t, hd)
-        q = reference.W_query(x).view(b, t, h, hd).transpose(1, 2)
-        k = reference.W_key(x).view(b, t, h, hd).transpose(1, 2)  # as q
-        v = reference.W_value(x).view(b, t, h, hd).transpose(1, 2)  # as q
-        scores = q @ k.transpose(2, 3)  # (b, h, t, hd) @ (b, h, hd, t)
-        if causal:
-            scores = scores.masked_fill(causal_mask(t), -torch.inf)
-        root = math.sqrt(hd) if scale is None else scale
-        context = torch.softmax(scores / root, dim=-1) @ v  # (b, h, t, hd)
+        return projected.view(b, t, h, hd).transpose(1, 2)
+
+    with torch.no_grad():
+        q = heads(reference.W_query(x))
+        k = heads(reference.W_key(x))
+        v = heads(reference.W_value(x))
+        if product == "T":  # every dimension reversed: (hd, t, h, b)
+            scores = q @ k.T
+        elif product == "front":  # (b, h, t, hd) -> (b, t, h, hd)
+            scores = q @ k.transpose(1, 2)
+        else:
+            scores = q @ k.transpose(2, 3)  # (b, h, t, hd) @ (b, h, hd, t)
+        if weights is None:
+            weights = functools.partial(
+                _softmax, hide=causal_mask(t), root=math.sqrt(hd)
+            )
+        context = weights(scores) @ v  # (b, h, t, hd)
         if merge == "view":
             merged = context.view(b, t, d_out)  # (b, h, t, hd), cut wrong
         elif merge == "no_contiguous":
@@ -123,6 +186,70 @@ def _attend(
     return out
 
 
+def _typical(
+    reference: MultiHeadAttention, x: torch.Tensor, d_in: int
+) -> dict[str, Callable[[], torch.Tensor]]:
+    """What the typical mistakes of a multi-head forward pass return on
+    ``x``, by hint: the catalogue's, each made the ways a reader makes it
+    (``"mistake:way"``), and the chapter's own."""
+    t = x.shape[1]
+    h, hd = reference.num_heads, reference.head_dim
+    causal = causal_mask(t)
+    ones = torch.ones(t, t, dtype=torch.bool)
+    lowest = torch.finfo(x.dtype).min
+
+    def attend(**how: Any) -> Callable[[], torch.Tensor]:
+        return functools.partial(_attend, reference, x, **how)
+
+    def weighs(
+        hide: torch.Tensor | None, root: float = math.sqrt(hd), **how: Any
+    ) -> Callable[[], torch.Tensor]:
+        return attend(
+            weights=functools.partial(_softmax, hide=hide, root=root, **how)
+        )
+
+    def masks(hide: torch.Tensor) -> tuple[Callable[[], torch.Tensor], ...]:
+        # filled with -inf, a row whose every key is hidden is nan; with
+        # masked_softmax (or SDPA), zeros
+        return weighs(hide), weighs(hide, fill=lowest, zero=hide)
+
+    polarity, polarity_zeros = masks(~causal)  # tril: the keys it may see
+    self_hidden, self_hidden_zeros = masks(ones.triu())  # diagonal=0
+    return {
+        # the merge, the split, or both, by a view with no transpose
+        "view_no_transpose": attend(merge="view"),
+        "view_no_transpose:split": attend(split="view"),
+        "view_no_transpose:both": attend(split="view", merge="view"),
+        "contiguous": attend(merge="no_contiguous"),
+        # Before scale_by_d_k: where a wrong size's root is head_dim, the
+        # size is the mistake (scaling by head_dim fails on another seed
+        # first, where none is).
+        "scale_wrong_size": weighs(causal, math.sqrt(h * hd)),
+        "scale_wrong_size:tokens": weighs(causal, math.sqrt(t)),
+        "scale_wrong_size:heads": weighs(causal, math.sqrt(h)),
+        "scale_wrong_size:d_in": weighs(causal, math.sqrt(d_in)),
+        # scaled twice (queries divided by sqrt(head_dim), then SDPA) too
+        "scale_by_d_k": weighs(causal, float(hd)),
+        "scale_missing": weighs(causal, 1.0),
+        # over the heads, the queries, the batch
+        "softmax_dim": weighs(causal, dim=1),
+        "softmax_dim:queries": weighs(causal, dim=-2),
+        "softmax_dim:batch": weighs(causal, dim=0),
+        "mask_polarity": polarity,
+        "mask_polarity:zeros": polarity_zeros,
+        "causal_diagonal": self_hidden,
+        "causal_diagonal:zeros": self_hidden_zeros,
+        "causal_diagonal:next": weighs(ones.triu(2)),
+        # the later keys' scores filled with 0, or their weights zeroed
+        # after a softmax over every key
+        "mask_fill_zero": weighs(causal, fill=0.0),
+        "mask_fill_zero:after": weighs(None, zero=causal),
+        "dot_T": attend(product="T"),
+        "dot_T:front": attend(product="front"),
+        "no_mask": weighs(None),
+    }
+
+
 #: (num_heads, head_dim) of each seed: never equal, so that scaling by
 #: sqrt(d_out) and by head_dim are told apart.
 SIZES = [(2, 3), (3, 2), (4, 2), (2, 4), (3, 4)]
@@ -131,7 +258,10 @@ SIZES = [(2, 3), (3, 2), (4, 2), (2, 4), (3, 4)]
 def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> Later:
         h, hd = SIZES[seed % len(SIZES)]
-        b, t, d_in, d_out = 1 + seed % 2, 2 + seed % 4, 2 + seed % 3, h * hd
+        # 2 to 5 tokens, 3 first: the first failure gives the hint, and of 2
+        # tokens a mask from diagonal=2 hides none, as no mask does
+        b, t, d_in = 1 + seed % 2, 2 + (seed + 1) % 4, 2 + seed % 3
+        d_out = h * hd
         seed_weights(seed)
         module = call(answer, d_in, d_out, h)
         if not isinstance(module, nn.Module):
@@ -162,20 +292,14 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         g = torch.Generator().manual_seed(seed)
         # scores large enough that a wrong scale shows
         x = 2 * torch.randn(b, t, d_in, generator=g)
-        wrong = {
-            "merge_view": lambda: _attend(reference, x, merge="view"),
-            "contiguous": lambda: _attend(reference, x, merge="no_contiguous"),
-            "scale_d_out": lambda: _attend(reference, x, scale=d_out**0.5),
-            "scale_d_k": lambda: _attend(reference, x, scale=float(hd)),
-            "no_mask": lambda: _attend(reference, x, causal=False),
-        }
+        wrong = _typical(reference, x, d_in)
         out = call(module, x, wrong=wrong)
         with torch.no_grad():
             expected = reference(
                 x
             )  # no weights asked: a tensor (the overloads say so)
         with (
-            hinted("bias", unless_named=True) if extra_bias else nullcontext()
+            hinted("bias", unless_named=True) if extra_bias else nullcontext(),
         ):
             expect(out, expected, "output", wrong)
         backward(out, module, "output")
@@ -199,10 +323,30 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     return [*checks, ("eval", {})]
 
 
+#: The catalogue's mistakes a split of the heads can make.
+SPLIT_MISTAKES = frozenset({"view_no_transpose"})
+
+#: The catalogue's mistakes a multi-head forward pass can make (scaling twice
+#: gives the outputs of dividing by head_dim: scale_by_d_k).
+MULTI_HEAD_MISTAKES = frozenset(
+    {
+        "scale_missing",
+        "scale_by_d_k",
+        "scale_wrong_size",
+        "softmax_dim",
+        "mask_polarity",
+        "causal_diagonal",
+        "mask_fill_zero",
+        "dot_T",
+        "view_no_transpose",
+    }
+)
+
+
 EXERCISES = [
     Exercise(
         "exercise-split-heads-by-hand",
-        check_split_heads,
+        check_split_any_lead,
         WORDS,
         Rules(
             functions={
@@ -211,11 +355,13 @@ EXERCISES = [
             }
         ),
         reference="lib_split",
+        mistakes=SPLIT_MISTAKES,
     ),
     Exercise(
         "exercise-merge-heads-bug",
         check_multi_head,
         WORDS,
         reference="lib_mha",
+        mistakes=MULTI_HEAD_MISTAKES,
     ),
 ]

@@ -37,6 +37,7 @@ from ._core import (
 )
 from ._messages import Messages, messages
 from ._rules import Rules
+from .multihead import MULTI_HEAD_MISTAKES, SPLIT_MISTAKES
 
 WORDS: Messages = messages("pitfalls")
 
@@ -44,8 +45,9 @@ WORDS: Messages = messages("pitfalls")
 def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> Later:
         # d_out never 1: with one feature, the scale by 3 * d_out and a
-        # mixed-up order show less.
-        d_in, d_out = 2 + seed % 3, 2 + (seed + 1) % 3
+        # mixed-up order show less. The first seed's d_out is not 3, where
+        # sqrt(3 * d_out) is d_out, the scale by d_k itself.
+        d_in, d_out = 2 + seed % 3, 2 + (seed + 2) % 3
         seed_weights(seed)
         module = module_from(answer, d_in, d_out)
         reference = SelfAttentionV2(d_in, d_out)
@@ -76,6 +78,7 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 "v": reference.W_value(x),
             }
         q, k, v = qkv["q"], qkv["k"], qkv["v"]
+        root, t = d_out**0.5, x.shape[-2]
         orders: dict[str, Callable[[], torch.Tensor]] = {
             "".join(order): functools.partial(
                 attend, qkv[order[0]], qkv[order[1]], qkv[order[2]], d_out**0.5
@@ -85,8 +88,26 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         wrong: dict[str, Callable[[], torch.Tensor]] = {
             **orders,
+            # Before scale_fused and scale_by_d_k: where a wrong size's root
+            # is one of theirs, the size is the mistake (theirs fail first
+            # on the first seed, where no two roots are equal).
+            "scale_wrong_size": lambda: attend(q, k, v, d_in**0.5),
+            "scale_wrong_size:tokens": lambda: attend(q, k, v, t**0.5),
             "scale_fused": lambda: attend(q, k, v, (3 * d_out) ** 0.5),
-            "no_scale": lambda: attend(q, k, v, 1.0),
+            # scaled twice (queries divided by sqrt(d_out), then SDPA) too
+            "scale_by_d_k": lambda: attend(q, k, v, float(d_out)),
+            "scale_missing": lambda: attend(q, k, v, 1.0),
+            # over the queries (dim=1 of a batch), or the batch
+            "softmax_dim": lambda: attend(q, k, v, root, dim=-2),
+            "softmax_dim:0": lambda: attend(q, k, v, root, dim=0),
+            # right for one sequence only
+            "dot_T": lambda: torch.softmax(q @ k.T / root, dim=-1) @ v,
+            "dot_T:0": lambda: (
+                torch.softmax(q @ k.transpose(0, 1) / root, dim=-1) @ v
+            ),
+            "dot_T:1": lambda: (
+                torch.softmax(q @ k.transpose(1, 2) / root, dim=-1) @ v
+            ),
         }
         out = call(module, x, wrong=wrong)
         try:
@@ -97,6 +118,8 @@ def _fused(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 failure.hint = "qkv_order"
             elif failure.hint == "compare" and layer.bias is not None:
                 failure.hint = "bias"
+            elif failure.hint is not None:
+                failure.hint = failure.hint.partition(":")[0]
             raise
         backward(out, module, "output")
         # The right gradients, not only some: W_qkv's three blocks get the
@@ -137,7 +160,10 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         size = seed // 2
         num_heads = 1 + size % 3
         embed_dim = num_heads * (1 + (size // 3) % 3)
-        b, t = 1 + size % 2, 2 + size % 5
+        # 4 tokens first: the first failure gives the hint, and a mask from
+        # diagonal=2 hides no key of 2 tokens, and few of 3 (the first
+        # seed's one feature saturates the softmax), as no mask does
+        b, t = 1 + size % 2, 2 + (size + 2) % 5
         seed_weights(seed)
         mha = nn.MultiheadAttention(embed_dim, num_heads, batch_first=True)
         # The tokens' vectors are trained through it too.
@@ -151,9 +177,14 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             return out.detach()
 
         wrong = {
-            "keep_mask": lambda: masked(torch.tril(ones)),
-            "float_keep": lambda: masked(torch.tril(ones).float()),
-            "diagonal": lambda: masked(torch.triu(ones)),
+            # True = the keys it may see, SDPA's convention
+            "mask_polarity": lambda: masked(torch.tril(ones)),
+            # a float mask is added to the scores: the later keys get 0
+            # (or 1) added, not -inf
+            "mask_fill_zero": lambda: masked(torch.tril(ones).float()),
+            "mask_fill_zero:ones": lambda: masked(causal_mask(t).float()),
+            "causal_diagonal": lambda: masked(torch.triu(ones)),
+            "causal_diagonal:next": lambda: masked(torch.triu(ones, 2)),
             "no_mask": lambda: masked(None),
         }
         out = call(answer, mha, x, wrong=wrong)
@@ -245,20 +276,45 @@ def _masked_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         hidden = mask.expand(scores.shape).all(dim=-1)
         expected = masked_softmax(scores, mask)
 
-        def filled(value: float) -> torch.Tensor:
-            weights = torch.softmax(scores.masked_fill(mask, value), dim=-1)
-            return weights.masked_fill(mask, 0.0)
+        lowest = torch.finfo(dtype).min
+
+        def filled(
+            value: float,
+            hide: torch.Tensor = mask,
+            zero: torch.Tensor = mask,
+            dim: int = -1,
+            root: float = 1.0,
+        ) -> torch.Tensor:
+            weights = torch.softmax(
+                (scores / root).masked_fill(hide, value), dim=dim
+            )
+            return weights.masked_fill(zero, 0.0)
 
         wrong = {
-            "inverted": lambda: torch.softmax(
-                scores.masked_fill(~mask, torch.finfo(dtype).min), dim=-1
-            ).masked_fill(~mask, 0.0),
+            # First: on scores far below them, the fixed fill values give
+            # the zeros that 0, or the mask the wrong way round, give
+            # (which fail on scores near 0 before).
             "inf_fill": lambda: filled(-torch.inf),
             "small_fill": lambda: filled(-1e4),
             "big_fill": lambda: filled(-1e9),
             "no_zero": lambda: torch.softmax(
-                scores.masked_fill(mask, torch.finfo(dtype).min), dim=-1
+                scores.masked_fill(mask, lowest), dim=-1
             ),
+            # the masked keys kept, the visible ones zeroed; or only the
+            # fill the wrong way round
+            "mask_polarity": lambda: filled(lowest, ~mask, ~mask),
+            "mask_polarity:fill": lambda: filled(lowest, ~mask),
+            # filled with 0, or no fill before the softmax
+            "mask_fill_zero": lambda: filled(0.0),
+            "mask_fill_zero:after": lambda: torch.softmax(
+                scores, dim=-1
+            ).masked_fill(mask, 0.0),
+            # over the queries, the batch, the heads
+            "softmax_dim": lambda: filled(lowest, dim=-2),
+            "softmax_dim:0": lambda: filled(lowest, dim=0),
+            "softmax_dim:1": lambda: filled(lowest, dim=1),
+            # the given scores divided by sqrt(num_keys) again
+            "scale_extra": lambda: filled(lowest, root=n**0.5),
         }
         # The scores are trained through the weights.
         leaf = scores.clone().requires_grad_()
@@ -304,23 +360,45 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         scores = spread * torch.randn(*lead, n, n, generator=g)
         mask = causal_mask(n)
         filled = scores.masked_fill(mask, -torch.inf)
+        ones = torch.ones(n, n, dtype=torch.bool)
+
+        def hidden(hide: torch.Tensor) -> torch.Tensor:
+            return torch.softmax(scores.masked_fill(hide, -torch.inf), -1)
+
         wrong: dict[str, Any] = {
-            "fixed_dim": lambda: torch.softmax(filled, dim=1),
-            "dim0": lambda: torch.softmax(filled, dim=0),
-            "query_axis": lambda: torch.softmax(filled, dim=-2),
+            # dim=1, the keys of one matrix only; the batch; the queries
+            "softmax_dim": lambda: torch.softmax(filled, dim=1),
+            "softmax_dim:0": lambda: torch.softmax(filled, dim=0),
+            "softmax_dim:queries": lambda: torch.softmax(filled, dim=-2),
             "no_causal": lambda: torch.softmax(scores, dim=-1),
             "naive": lambda: filled.exp() / filled.exp().sum(-1, keepdim=True),
-            "diagonal": lambda: torch.softmax(
-                scores.masked_fill(
-                    mask | torch.eye(n, dtype=torch.bool), -torch.inf
-                ),
-                dim=-1,
+            # each token hidden from itself (diagonal=0), or the next one
+            # seen (diagonal=2)
+            "causal_diagonal": lambda: hidden(ones.triu()),
+            "causal_diagonal:zeros": lambda: masked_softmax(
+                scores, ones.triu()
+            ),
+            "causal_diagonal:next": lambda: hidden(ones.triu(2)),
+            # tril: the keys a query may see, hidden
+            "mask_polarity": lambda: hidden(~mask),
+            "mask_polarity:zeros": lambda: masked_softmax(scores, ~mask),
+            # the later keys' scores filled with 0, or their weights zeroed
+            # after a softmax over every key
+            "mask_fill_zero": lambda: torch.softmax(
+                scores.masked_fill(mask, 0.0), dim=-1
+            ),
+            "mask_fill_zero:after": lambda: torch.softmax(
+                scores, dim=-1
+            ).masked_fill(mask, 0.0),
+            # the given scores divided by sqrt(num_tokens) again
+            "scale_extra": lambda: torch.softmax(
+                (scores / n**0.5).masked_fill(mask, -torch.inf), dim=-1
             ),
         }
         # The scores are trained through the weights.
         leaf = scores.clone().requires_grad_()
-        out = call(answer, leaf, wrong=wrong)
         expected = masked_softmax(scores, mask)
+        out = call(answer, leaf, wrong=wrong)
         expect(out, expected, "weights", wrong)
         return _weights_flow(out, leaf, mask)
 
@@ -332,7 +410,21 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 EXERCISES = [
     Exercise(
-        "exercise-fused-projection-bug", _fused, WORDS, reference="lib_v2"
+        "exercise-fused-projection-bug",
+        _fused,
+        WORDS,
+        reference="lib_v2",
+        # scaling twice (queries divided by sqrt(d_out), then SDPA) gives
+        # the outputs of dividing by d_out: scale_by_d_k
+        mistakes=frozenset(
+            {
+                "scale_missing",
+                "scale_by_d_k",
+                "scale_wrong_size",
+                "softmax_dim",
+                "dot_T",
+            }
+        ),
     ),
     Exercise(
         "exercise-split-order-bug",
@@ -345,18 +437,23 @@ EXERCISES = [
             }
         ),
         reference="lib_split",
+        mistakes=SPLIT_MISTAKES,
     ),
     Exercise(
         "exercise-torch-mask-bug",
         _torch_causal,
         WORDS,
         reference="lib_torch_causal",
+        mistakes=frozenset(
+            {"mask_polarity", "causal_diagonal", "mask_fill_zero"}
+        ),
     ),
     Exercise(
         "exercise-out-proj-bug",
         multihead.check_multi_head,
         multihead.WORDS,
         reference="lib_mha",
+        mistakes=MULTI_HEAD_MISTAKES,
     ),
     Exercise(
         "exercise-fill-value-bug",
@@ -364,17 +461,30 @@ EXERCISES = [
         WORDS,
         Rules(functions={"masked_softmax": masked_softmax}),
         reference="lib_masked_softmax",
+        mistakes=frozenset(
+            {"scale_extra", "softmax_dim", "mask_polarity", "mask_fill_zero"}
+        ),
     ),
     Exercise(
         "exercise-softmax-dim-bug",
         _causal_any_batch,
         WORDS,
         reference="lib_causal_any",
+        mistakes=frozenset(
+            {
+                "scale_extra",
+                "softmax_dim",
+                "mask_polarity",
+                "causal_diagonal",
+                "mask_fill_zero",
+            }
+        ),
     ),
     Exercise(
         "exercise-head-scale-bug",
         multihead.check_multi_head,
         multihead.WORDS,
         reference="lib_mha",
+        mistakes=MULTI_HEAD_MISTAKES,
     ),
 ]

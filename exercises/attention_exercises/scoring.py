@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 import torch
 from attention_lib.scoring import additive_scores, scaled_dot_product_scores
 
-from ._core import Exercise, call, each_seed, expect, values_on
+from ._core import (
+    Exercise,
+    Ways,
+    call,
+    each_seed,
+    expect,
+    values_on,
+    variants,
+)
 from ._messages import Messages, messages
 from ._rules import Rules
 
@@ -37,27 +46,50 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         w_v = torch.randn(1, h, generator=g)
         q, k = queries @ W_q.T, keys @ W_k.T  # (..., n, h)
         both = q.unsqueeze(-2) + k.unsqueeze(-3)  # (..., n_q, n_k, h)
-        wrong = {
+        scores = (torch.tanh(both) @ w_v.T).squeeze(-1)
+
+        def transposed_whole() -> torch.Tensor:
+            # The page's `W_q @ q` for all the queries at once, with `.T`,
+            # which reverses every dimension of a batch.
+            q_t, k_t = (W_q @ queries.T).T, (W_k @ keys.T).T
+            return (
+                torch.tanh(q_t.unsqueeze(-2) + k_t.unsqueeze(-3)) @ w_v.T
+            ).squeeze(-1)
+
+        ways: Ways = {
             # Before "pairs": with a single query, q + k broadcasts and
             # gives these same scores.
-            "squeeze_all": lambda: (torch.tanh(both) @ w_v.T).squeeze(),
-            "pairs": lambda: (torch.tanh(q + k) @ w_v.T).squeeze(-1),
-            "transposed": lambda: (
-                torch.tanh(q.unsqueeze(-3) + k.unsqueeze(-2)) @ w_v.T
-            ).squeeze(-1),
-            "layout": lambda: (
-                torch.tanh(
-                    (queries @ W_q).unsqueeze(-2) + (keys @ W_k).unsqueeze(-3)
-                )
-                @ w_v.T
-            ).squeeze(-1),
-            "no_tanh": lambda: (both @ w_v.T).squeeze(-1),
-            "no_w_v": lambda: torch.tanh(both).sum(dim=-1),
-            "no_squeeze": lambda: torch.tanh(both) @ w_v.T,
+            "squeeze_all": [lambda: (torch.tanh(both) @ w_v.T).squeeze()],
+            "pairs": [lambda: (torch.tanh(q + k) @ w_v.T).squeeze(-1)],
+            "transposed": [
+                lambda: (
+                    torch.tanh(q.unsqueeze(-3) + k.unsqueeze(-2)) @ w_v.T
+                ).squeeze(-1)
+            ],
+            "layout": [
+                lambda: (
+                    torch.tanh(
+                        (queries @ W_q).unsqueeze(-2)
+                        + (keys @ W_k).unsqueeze(-3)
+                    )
+                    @ w_v.T
+                ).squeeze(-1)
+            ],
+            "no_tanh": [lambda: (both @ w_v.T).squeeze(-1)],
+            "no_w_v": [lambda: torch.tanh(both).sum(dim=-1)],
+            "no_squeeze": [lambda: torch.tanh(both) @ w_v.T],
+            "dot_T": [transposed_whole],
+            # Additive scores scaled as if they were dot products: by the
+            # root of the hidden size, or of a key's or a query's.
+            "scale_extra": [
+                functools.partial(torch.div, scores, math.sqrt(size))
+                for size in (h, d_k, d_q)
+            ],
         }
         args = (queries, keys, W_q, W_k, w_v)
-        out = call(answer, *args, wrong=wrong)
-        expect(out, additive_scores(*args), "scores", wrong)
+        out = call(answer, *args, wrong=variants(ways))
+        expected = additive_scores(*args)
+        expect(out, expected, "scores", variants(ways))
 
     each_seed(once)
     shape = {"what": "scores", "shape": "(..., n_q, n_k)"}
@@ -81,15 +113,25 @@ def _scaled(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             # `.T` raises, unless there are as many keys as heads.)
             return keys.transpose(1, 2) if keys.dim() == 2 else keys.T
 
-        wrong = {
-            "scale_dim1": lambda: dots / math.sqrt(keys.shape[1]),
-            "scale_d_k": lambda: dots / d_k,
-            "no_scale": lambda: dots,
-            "dot_t": lambda: queries @ swapped_wrong() / math.sqrt(d_k),
+        # No scaling first: the root of a size of 1 (a single query) scales
+        # nothing either.
+        ways: Ways = {
+            "scale_missing": [lambda: dots],
+            "scale_by_d_k": [lambda: dots / d_k],
+            # The root of another size than a key's: a dimension counted
+            # from the front (which 2-D keys may not have: `keys.shape[2]`
+            # raises there), the number of keys or of queries.
+            "scale_wrong_size": [
+                lambda: dots / math.sqrt(keys.shape[1]),
+                lambda: dots / math.sqrt(keys.shape[2]),
+                lambda: dots / math.sqrt(keys.shape[-2]),
+                lambda: dots / math.sqrt(queries.shape[-2]),
+            ],
+            "dot_T": [lambda: queries @ swapped_wrong() / math.sqrt(d_k)],
         }
-        out = call(answer, queries, keys, wrong=wrong)
+        out = call(answer, queries, keys, wrong=variants(ways))
         expected = scaled_dot_product_scores(queries, keys)
-        expect(out, expected, "scores", wrong)
+        expect(out, expected, "scores", variants(ways))
 
     each_seed(once)
     shape = {"what": "scores", "shape": "(..., n_q, n_k)"}
@@ -104,8 +146,15 @@ EXERCISES = [
         WORDS,
         Rules(no_loop=True, functions={"additive_scores": additive_scores}),
         reference="lib_additive",
+        mistakes=frozenset({"scale_extra", "dot_T"}),
     ),
     Exercise(
-        "exercise-scaled-scores-bug", _scaled, WORDS, reference="lib_scaled"
+        "exercise-scaled-scores-bug",
+        _scaled,
+        WORDS,
+        reference="lib_scaled",
+        mistakes=frozenset(
+            {"scale_missing", "scale_by_d_k", "scale_wrong_size", "dot_T"}
+        ),
     ),
 ]

@@ -13,11 +13,13 @@ from attention_lib.self_attention import SelfAttentionV1, SelfAttentionV2
 from ._core import (
     Exercise,
     Later,
+    Ways,
     WrongAnswerError,
     attend,
     backward,
     call,
     close,
+    copy_weights,
     each_seed,
     expect,
     hinted,
@@ -29,6 +31,7 @@ from ._core import (
     seed_weights,
     shares_memory,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 from ._rules import Rules
@@ -39,14 +42,18 @@ WORDS: Messages = messages("self_attention")
 def _sizes(seed: int) -> tuple[int, int, int]:
     # d_in, d_out and the number of tokens all apart, so that scaling by
     # the root of d_in or of the number of tokens shows on every seed (and
-    # d_in is never d_out ** 2: its root is never the d_out of scale_d_k).
+    # d_in is never d_out ** 2: its root is never the d_out of scale_by_d_k).
     d_out = 2 + seed % 3
     d_in = d_out + 3 + seed % 2
     return d_in, d_out, d_in + 1 + seed % 3
 
 
+#: The layers a module of the self-attention chapter has, by the page's names.
+_NAMES = ("W_query", "W_key", "W_value")
+
+
 def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    names = ("W_query", "W_key", "W_value")
+    names = _NAMES
 
     def once(seed: int) -> Later:
         d_in, d_out, n = _sizes(seed)
@@ -75,13 +82,16 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             )
         root = math.sqrt(d_out)
         wrong = {
-            "scale_d_k": lambda: attend(q, k, v, d_out),
-            "scale_d_in": lambda: attend(q, k, v, math.sqrt(d_in)),
-            "scale_n": lambda: attend(q, k, v, math.sqrt(n)),
-            "no_scale": lambda: attend(q, k, v, 1.0),
+            # Scaling twice by the root of d_k (queries scaled before
+            # F.scaled_dot_product_attention) divides by d_k too.
+            "scale_by_d_k": lambda: attend(q, k, v, d_out),
+            # The root of d_in, or of the number of tokens.
+            "scale_wrong_size": lambda: attend(q, k, v, math.sqrt(d_in)),
+            "scale_wrong_size:tokens": lambda: attend(q, k, v, math.sqrt(n)),
+            "scale_missing": lambda: attend(q, k, v, 1.0),
             "keys_from_query": lambda: attend(q, q, v, root),
             "values_from_key": lambda: attend(q, k, k, root),
-            "dim0": lambda: attend(q, k, v, root, dim=0),
+            "softmax_dim": lambda: attend(q, k, v, root, dim=0),
             **({"bias": lambda: attend(qb, kb, vb, root)} if biases else {}),
         }
         out = call(module, x, wrong=wrong)
@@ -106,6 +116,44 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     checks = [("shape", shape), ("values", values_on("lib_v2"))]
     checks += [("grad_values", {}), ("calls", {})]
     return [*checks, ("eval", {})]
+
+
+def _batched_self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`_self_attention`, then batches: the write-it asks for both shapes."""
+    checks = _self_attention(answer)
+
+    def once(seed: int) -> None:
+        d_in, d_out, n = _sizes(seed)
+        seed_weights(seed)
+        module = module_from(answer, d_in, d_out)
+        reference = SelfAttentionV2(d_in, d_out)
+        copy_weights(module, reference, _NAMES, d_in, d_out)
+        g = torch.Generator().manual_seed(seed)
+        x = torch.rand(2 + seed % 2, n, d_in, generator=g)
+        with torch.no_grad():
+            q, k, v = (getattr(reference, name)(x) for name in _NAMES)
+        root = math.sqrt(d_out)
+
+        def product(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
+            return torch.softmax(scores / root, dim=dim) @ v
+
+        # The one-sequence code on a batch: `.T` reverses every dimension,
+        # a transpose counted from the front swaps the batch, and dim=1
+        # is the queries' axis there.
+        ways: Ways = {
+            "dot_T": [
+                lambda: product(q @ k.T),
+                lambda: product(q @ k.transpose(0, 1)),
+            ],
+            "softmax_dim": [lambda: product(q @ k.mT, dim=1)],
+        }
+        with hinted("one_sequence", unless_named=True):
+            out = call(module, x, wrong=variants(ways))
+            expect(out, reference(x).detach(), "output", variants(ways))
+
+    each_seed(once)
+    shape = {"what": "output", "shape": "(n, d_out) or (b, n, d_out)"}
+    return [("shape", shape), *checks[1:], ("batched", {})]
 
 
 def _copy_v2_into_v1(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -226,27 +274,33 @@ def _causal_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             return torch.softmax(scores.masked_fill(mask, inf), dim=-1)
 
         wrong = {
-            "inverted": lambda: hiding(torch.tril(ones, -1).bool()),
-            "diagonal": lambda: hiding(torch.triu(ones).bool()),
-            "keep_mask": lambda: hiding(torch.tril(ones).bool()),
-            "sees_next": lambda: hiding(torch.triu(ones, 2).bool()),
+            # The past hidden, or the keys a query may see (`tril`).
+            "mask_polarity:past": lambda: hiding(torch.tril(ones, -1).bool()),
+            "causal_diagonal": lambda: hiding(torch.triu(ones).bool()),
+            "mask_polarity": lambda: hiding(torch.tril(ones).bool()),
+            "causal_diagonal:next": lambda: hiding(torch.triu(ones, 2).bool()),
             "no_mask": lambda: weights,
             "mul_inf": lambda: torch.softmax(
                 scores + torch.triu(ones, 1) * inf, dim=-1
             ),
             "float_mask": lambda: scores.masked_fill(torch.triu(ones, 1), inf),
-            "zero_fill": lambda: torch.softmax(
+            # A fill of 0, or the weights zeroed after the softmax.
+            "mask_fill_zero": lambda: torch.softmax(
                 scores.masked_fill(future, 0.0), dim=-1
             ),
-            "no_renorm": lambda: weights.masked_fill(future, 0.0),
-            "dim0": lambda: torch.softmax(
+            "mask_fill_zero:after": lambda: weights.masked_fill(future, 0.0),
+            "softmax_dim": lambda: torch.softmax(
                 scores.masked_fill(future, inf), dim=0
+            ),
+            # The scores given are scaled already.
+            "scale_extra": lambda: torch.softmax(
+                scores.masked_fill(future, inf) / n**0.5, dim=-1
             ),
         }
         out = call(answer, scores.clone(), wrong=wrong)
         expected = masked_softmax(scores, future)
         expect(out, expected, "weights", wrong)
-        rows_sum_to_one(out, "no_renorm")
+        rows_sum_to_one(out, "mask_fill_zero")
         # The later keys' scores, far above the others: no earlier row
         # may change.
         lead = 200 + 100 * torch.rand(n, n, generator=g)
@@ -266,10 +320,28 @@ def _causal_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             raise WrongAnswerError(
                 "future", failure.hint, i=i, j=i + 1
             ) from None
+        _low_scores(answer, scores, future)
 
     each_seed(once)
     values = values_on("lib_causal")
     return [("values", values), ("rows", {}), ("future", {})]
+
+
+def _low_scores(
+    answer: Any, scores: torch.Tensor, hidden: torch.Tensor, *args: Any
+) -> None:
+    """The scores far below 0 (the right weights stay the same): a fill of
+    the hidden keys' scores with 0 or another fixed number (-20, -100) is
+    above them now, and takes every weight. `-torch.inf`, or the dtype's
+    most negative number, hides a key whatever the real scores."""
+    low = scores - 1000
+    wrong = {
+        "mask_fill_zero": lambda: torch.softmax(
+            low.masked_fill(hidden, 0.0), dim=-1
+        )
+    }
+    out = call(answer, low.clone(), *args, wrong=wrong)
+    expect(out, masked_softmax(low, hidden), "weights", wrong)
 
 
 def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
@@ -285,31 +357,81 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         causal = causal_mask(n)
         padding = padding_mask(torch.tensor([valid_len]), n)[0]  # (1, n)
         late = torch.arange(n) > valid_len  # padding from valid_len + 1
+        hidden = causal | padding
+        ones = torch.ones(n, n)
+
+        def hiding(mask: torch.Tensor, by: float = 1.0) -> torch.Tensor:
+            return torch.softmax(scores.masked_fill(mask, -torch.inf) / by, -1)
+
         wrong = {
             "and": lambda: masked_softmax(scores, causal & padding),
-            "padding_from": lambda: torch.softmax(
-                scores.masked_fill(causal | late, -torch.inf), dim=-1
+            "padding_from": lambda: hiding(causal | late),
+            # The keys a query may use hidden: both masks the wrong way
+            # round (`tril`, `< valid_len`), or one of them.
+            "mask_polarity": lambda: hiding(~hidden),
+            "mask_polarity:causal": lambda: hiding(
+                torch.tril(ones).bool() | padding
             ),
+            "mask_polarity:padding": lambda: hiding(causal | ~padding),
+            "causal_diagonal": lambda: hiding(
+                torch.triu(ones).bool() | padding
+            ),
+            "causal_diagonal:next": lambda: hiding(
+                torch.triu(ones, 2).bool() | padding
+            ),
+            # A fill of 0, or the weights zeroed after the softmax.
+            "mask_fill_zero": lambda: torch.softmax(
+                scores.masked_fill(hidden, 0.0), dim=-1
+            ),
+            "mask_fill_zero:after": lambda: torch.softmax(
+                scores, dim=-1
+            ).masked_fill(hidden, 0.0),
+            "softmax_dim": lambda: torch.softmax(
+                scores.masked_fill(hidden, -torch.inf), dim=0
+            ),
+            # The scores given are scaled already.
+            "scale_extra": lambda: hiding(hidden, n**0.5),
         }
         out = call(answer, scores.clone(), valid_len, wrong=wrong)
-        expected = masked_softmax(scores, causal | padding)
+        expected = masked_softmax(scores, hidden)
         expect(out, expected, "weights", wrong)
         # The hidden keys' scores far above the others: the weights stay the
         # same, unless the hidden scores take part in a softmax.
-        hidden = causal | padding
         lead = 200 + 100 * torch.rand(n, n, generator=g)
         out = call(answer, torch.where(hidden, lead, scores), valid_len)
         with hinted("renormalize"):
             expect(out, expected, "weights")
+        _low_scores(answer, scores, hidden, valid_len)
 
     each_seed(once)
     values = values_on("lib_combined")
     return [("values", values)]
 
 
+#: The mistakes of the catalogue scaled attention can make. Scaling twice
+#: by the root of d_k divides by d_k: `scale_by_d_k`.
+SCALED_MISTAKES = frozenset(
+    {"scale_missing", "scale_by_d_k", "scale_wrong_size", "softmax_dim"}
+)
+
+#: Those a causal mask on given scores (scaled already) can make.
+MASK_MISTAKES = frozenset(
+    {
+        "mask_polarity",
+        "causal_diagonal",
+        "mask_fill_zero",
+        "softmax_dim",
+        "scale_extra",
+    }
+)
+
 EXERCISES = [
     Exercise(
-        "exercise-self-attention", _self_attention, WORDS, reference="lib_v2"
+        "exercise-self-attention",
+        _batched_self_attention,
+        WORDS,
+        reference="lib_v2",
+        mistakes=SCALED_MISTAKES | {"dot_T"},
     ),
     Exercise(
         "exercise-copy-v2-into-v1",
@@ -317,7 +439,13 @@ EXERCISES = [
         WORDS,
         reference="lib_v2_copied",
     ),
-    Exercise("exercise-keys-bug", _self_attention, WORDS, reference="lib_v2"),
+    Exercise(
+        "exercise-keys-bug",
+        _self_attention,
+        WORDS,
+        reference="lib_v2",
+        mistakes=SCALED_MISTAKES,
+    ),
     Exercise(
         "exercise-causal-weights",
         _causal_weights,
@@ -330,11 +458,13 @@ EXERCISES = [
             }
         ),
         reference="lib_causal",
+        mistakes=MASK_MISTAKES,
     ),
     Exercise(
         "exercise-combined-mask-bug",
         _combined_weights,
         WORDS,
         reference="lib_combined",
+        mistakes=MASK_MISTAKES,
     ),
 ]

@@ -9,12 +9,14 @@ import torch
 from torch import nn
 
 from ._core import (
+    COUNT,
     Exercise,
     Flow,
     call,
     each_seed,
     expect,
     gradients_flow,
+    hinted,
     seed_weights,
     values_on,
 )
@@ -56,13 +58,17 @@ def _decoder_contexts(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         wrong = {
             "last_state": lambda: states[-1].expand(m, d),
             "mean": lambda: states.mean(dim=0).expand(m, d),
-            "dim0": lambda: torch.softmax(scores, dim=0) @ states,
+            "softmax_dim": lambda: torch.softmax(scores, dim=0) @ states,
             "no_softmax": lambda: scores @ states,
             "naive": lambda: (
                 (scores.exp() / scores.exp().sum(dim=-1, keepdim=True))
                 @ states
             ),
-            "scaled": lambda: torch.softmax(scores / d**0.5, dim=-1) @ states,
+            # The scaling of later chapters (F.scaled_dot_product_attention's
+            # own), a step too early here.
+            "scale_extra": lambda: (
+                torch.softmax(scores / d**0.5, dim=-1) @ states
+            ),
             "own_queries": lambda: (
                 torch.softmax(queries @ queries.T, dim=-1) @ queries
             ),
@@ -101,6 +107,10 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         d = 3 + (seed // 2) % 3
         seed_weights(seed)
         pos_embedding = nn.Embedding(context_length, d)
+        # Every table lives until the check ends: no later one can take the
+        # id (or the memory) of one before it, and an answer that keeps its
+        # result by id fails at the training step below, always the same.
+        tables.append(pos_embedding)
         # The token embeddings are trained too.
         x = (2 * torch.rand(b, t, d, generator=g) - 1).requires_grad_()
         table = pos_embedding.weight.detach()
@@ -120,8 +130,20 @@ def _positions(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         expect(out, _embedded(inputs).detach(), "output", wrong)
         return out, inputs, "output", _embedded
 
+    tables: list[nn.Embedding] = []
     for flow in each_seed(once):
         gradients_flow(*flow)
+    # A training step changes the table in place, and the same module is
+    # called again: the positions must be read from it then, not kept.
+    seed_weights(COUNT)
+    pos_embedding = nn.Embedding(6, 3)
+    x = torch.rand(2, 4, 3, generator=torch.Generator().manual_seed(COUNT))
+    with torch.no_grad():
+        call(answer, x, pos_embedding)
+        pos_embedding.weight.mul_(-2.0)
+        trained = x + pos_embedding.weight[:4]
+        with hinted("later_call", unless_named=True):
+            expect(call(answer, x, pos_embedding), trained, "output")
     shape = {"what": "output", "shape": "(b, num_tokens, d_in)"}
     checks = [("shape", shape), ("values", values_on("lib_positions"))]
     return [*checks, ("grad_inputs", {"names": "x, pos_embedding"})]
@@ -139,6 +161,7 @@ EXERCISES = [
         WORDS,
         Rules(no_loop=True),
         reference="lib_decoder",
+        mistakes=frozenset({"softmax_dim", "scale_extra"}),
     ),
     Exercise(
         "exercise-positions-bug", _positions, WORDS, reference="lib_positions"

@@ -23,8 +23,8 @@ WRONG = [
     ("exercise-all-scores", "def answer(inputs): return inputs * inputs", "elementwise"),
     ("exercise-all-scores", "def answer(inputs): return inputs @ inputs[1]", "one_query"),
     ("exercise-all-scores", "def answer(inputs): inputs @ inputs.T", "return"),
-    ("exercise-batched-scores", "def answer(x): return x @ x.T", "dot_t"),
-    ("exercise-batched-scores", "def answer(x): return x @ x.transpose(0, 1)", "dot_t"),
+    ("exercise-batched-scores", "def answer(x): return x @ x.T", "dot_T"),
+    ("exercise-batched-scores", "def answer(x): return x @ x.transpose(0, 1)", "dot_T"),
     # attention weights
     (
         "exercise-stable-softmax",
@@ -56,7 +56,7 @@ WRONG = [
             e = torch.exp(x - x.max(dim=0, keepdim=True).values)
             return e / e.sum(dim=-1, keepdim=True)
         """,
-        "col_max",
+        "softmax_dim",
     ),
     (
         "exercise-stable-softmax",
@@ -103,7 +103,7 @@ WRONG = [
             e = torch.exp(x - x.max(dim=0, keepdim=True).values)
             return e / e.sum(dim=0, keepdim=True)
         """,
-        "dim0",
+        "softmax_dim",
     ),
     # The task's rule: torch's softmax, whichever way it is called, is what the reader writes.
     ("exercise-stable-softmax", "def answer(x): return torch.softmax(x, dim=-1)", "rule_function"),
@@ -111,12 +111,12 @@ WRONG = [
     (
         "exercise-context-vectors",
         "def answer(inputs): return torch.softmax(inputs @ inputs.T, dim=0) @ inputs",
-        "rows_are_queries",
+        "softmax_dim",
     ),
     (
         "exercise-context-bug",
         "def answer(inputs): return torch.softmax(inputs @ inputs.T, dim=-1).T @ inputs",
-        "rows_are_queries",
+        "softmax_dim",
     ),
     ("exercise-context-vectors", "def answer(inputs): return (inputs @ inputs.T) @ inputs", "no_softmax"),
     (
@@ -138,17 +138,17 @@ class answer(nn.Module):
         queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
         {line}
 """
-RIGHT_WEIGHTS = "torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)"
+RIGHT_WEIGHTS = "torch.softmax(queries @ keys.mT / keys.shape[-1] ** 0.5, dim=-1)"
 WRONG += [
     (
         "exercise-self-attention",
         SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T / keys.shape[-1], dim=-1) @ values"),
-        "scale_d_k",
+        "scale_by_d_k",
     ),
     (
         "exercise-self-attention",
         SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T, dim=-1) @ values"),
-        "no_scale",
+        "scale_missing",
     ),
     (
         "exercise-keys-bug",
@@ -163,7 +163,7 @@ WRONG += [
     (
         "exercise-self-attention",
         SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=0) @ values"),
-        "dim0",
+        "softmax_dim",
     ),
     (
         "exercise-self-attention",
@@ -192,12 +192,12 @@ WRONG += [
     (
         "exercise-self-attention",
         SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T / x.shape[-1] ** 0.5, dim=-1) @ values"),
-        "scale_d_in",
+        "scale_wrong_size",
     ),
     (
         "exercise-keys-bug",
         SELF_ATTENTION.format(line="return torch.softmax(queries @ keys.T / keys.shape[0] ** 0.5, dim=-1) @ values"),
-        "scale_n",
+        "scale_wrong_size",
     ),
     (
         "exercise-copy-v2-into-v1",
@@ -311,7 +311,7 @@ WRONG += [
             lines="mask = torch.tril(ones, diagonal=-1).bool()\n"
             "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"
         ),
-        "inverted",
+        "mask_polarity",
     ),
     (
         "exercise-causal-weights",
@@ -319,7 +319,7 @@ WRONG += [
             lines="mask = torch.triu(ones).bool()\n"
             "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"
         ),
-        "diagonal",
+        "causal_diagonal",
     ),
     (
         "exercise-causal-weights",
@@ -327,7 +327,7 @@ WRONG += [
             lines="mask = torch.triu(ones, diagonal=1).bool()\n"
             "    return torch.softmax(attn_scores.masked_fill(mask, 0.0), dim=-1)"
         ),
-        "zero_fill",
+        "mask_fill_zero",
     ),
     (
         "exercise-causal-weights",
@@ -335,7 +335,7 @@ WRONG += [
             lines="mask = torch.triu(ones, diagonal=1).bool()\n"
             "    return torch.softmax(attn_scores, dim=-1).masked_fill(mask, 0.0)"
         ),
-        "no_renorm",
+        "mask_fill_zero",
     ),
     (
         "exercise-causal-weights",
@@ -343,7 +343,7 @@ WRONG += [
             lines="mask = torch.triu(ones, diagonal=1).bool()\n"
             "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=0)"
         ),
-        "dim0",
+        "softmax_dim",
     ),
     (
         "exercise-causal-weights",
@@ -351,7 +351,7 @@ WRONG += [
             lines="mask = torch.triu(ones, diagonal=2).bool()\n"
             "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"
         ),
-        "sees_next",
+        "causal_diagonal",
     ),
     ("exercise-causal-weights", CAUSAL.format(lines="return torch.softmax(attn_scores, dim=-1)"), "no_mask"),
     (
@@ -372,7 +372,7 @@ WRONG += [
             lines="mask = torch.tril(ones).bool()\n"
             "    return torch.softmax(attn_scores.masked_fill(mask, -torch.inf), dim=-1)"
         ),
-        "keep_mask",
+        "mask_polarity",
     ),
     # Way 1 of the page, zero the future weights and renormalize: right on small scores, nan when a future score
     # leads by more than about 104.
@@ -572,25 +572,33 @@ WRONG += [
         ),
         "squeeze_all",
     ),
-    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.mT / math.sqrt(keys.shape[1])"), "scale_dim1"),
+    (
+        "exercise-scaled-scores-bug",
+        SCALED.format(line="queries @ keys.mT / math.sqrt(keys.shape[1])"),
+        "scale_wrong_size",
+    ),
     (
         "exercise-scaled-scores-bug",
         SCALED.format(line="queries @ keys.transpose(-2, -1) / keys.shape[-1]"),
-        "scale_d_k",
+        "scale_by_d_k",
     ),
-    ("exercise-scaled-scores-bug", SCALED.format(line="torch.matmul(queries, keys.transpose(-2, -1))"), "no_scale"),
-    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.T / keys.shape[-1] ** 0.5"), "dot_t"),
+    (
+        "exercise-scaled-scores-bug",
+        SCALED.format(line="torch.matmul(queries, keys.transpose(-2, -1))"),
+        "scale_missing",
+    ),
+    ("exercise-scaled-scores-bug", SCALED.format(line="queries @ keys.T / keys.shape[-1] ** 0.5"), "dot_T"),
     (
         "exercise-scaled-scores-bug",
         SCALED.format(line="queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5"),
-        "dot_t",
+        "dot_T",
     ),
     (
         "exercise-scaled-scores-bug",
         SCALED.format(
             line="queries @ (keys.transpose(1, 2) if keys.dim() > 2 else keys.T) / math.sqrt(keys.shape[-1])"
         ),
-        "dot_t",
+        "dot_T",
     ),
 ]
 RIGHT |= {
@@ -642,7 +650,7 @@ WRONG += [
     (
         "exercise-inverted-dropout",
         "def answer(attn_weights, keep, p): return attn_weights.masked_fill(keep, 0.0) / (1 - p)",
-        "keep_polarity",
+        "mask_polarity",
     ),
     (
         "exercise-inverted-dropout",
@@ -653,7 +661,11 @@ WRONG += [
         """,
         "renormalize",
     ),
-    ("exercise-dropout-eval-bug", EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, self.p)"), "eval"),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(line="attn_weights = F.dropout(attn_weights, self.p)"),
+        "dropout_in_eval",
+    ),
     (
         "exercise-dropout-eval-bug",
         EVAL_BUG.format(
@@ -760,7 +772,7 @@ WRONG += [
     (
         "exercise-causal-buffer",
         CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n].T", fill="-torch.inf"),
-        "inverted",
+        "mask_polarity",
     ),
     (
         "exercise-mask-attribute-bug",
@@ -865,28 +877,34 @@ def _multihead_module(**changes: str) -> str:
 
 
 WRONG += [
-    ("exercise-split-heads-by-hand", MULTIHEAD_SPLIT.format(line="x.view(b, num_heads, t, head_dim)"), "split_view"),
+    (
+        "exercise-split-heads-by-hand",
+        MULTIHEAD_SPLIT.format(line="x.view(b, num_heads, t, head_dim)"),
+        "view_no_transpose",
+    ),
     (
         "exercise-split-heads-by-hand",
         MULTIHEAD_SPLIT.format(line="x.reshape(b, t, num_heads, head_dim)"),
-        "no_transpose",
+        "view_no_transpose",
     ),
     (
         "exercise-split-heads-by-hand",
         MULTIHEAD_SPLIT.format(line="x.view(b, t, head_dim, num_heads).transpose(1, 2)"),
         "wrong_axis",
     ),
-    ("exercise-merge-heads-bug", _multihead_module(merge="context.reshape(b, t, d_out)"), "merge_view"),
+    ("exercise-merge-heads-bug", _multihead_module(merge="context.reshape(b, t, d_out)"), "view_no_transpose"),
     ("exercise-merge-heads-bug", _multihead_module(merge="context.transpose(1, 2).view(b, t, -1)"), "contiguous"),
-    ("exercise-merge-heads-bug", _multihead_module(scale="d_out ** 0.5"), "scale_d_out"),
-    ("exercise-merge-heads-bug", _multihead_module(scale="hd"), "scale_d_k"),
+    ("exercise-merge-heads-bug", _multihead_module(scale="d_out ** 0.5"), "scale_wrong_size"),
+    ("exercise-merge-heads-bug", _multihead_module(scale="hd"), "scale_by_d_k"),
     ("exercise-merge-heads-bug", _multihead_module(mask="pass"), "no_mask"),
     ("exercise-merge-heads-bug", _multihead_module(out_proj="proj"), "names"),
 ]
 RIGHT |= {
-    "exercise-split-heads-by-hand": MULTIHEAD_SPLIT.format(
-        line="x.reshape(b, t, num_heads, head_dim).permute(0, 2, 1, 3)"
-    ),
+    "exercise-split-heads-by-hand": """
+        def answer(x, num_heads):
+            *lead, t, d_out = x.shape
+            return x.reshape(*lead, t, num_heads, d_out // num_heads).transpose(-3, -2)
+    """,
     "exercise-merge-heads-bug": """
         class answer(nn.Module):
             def __init__(self, d_in, d_out, num_heads):
@@ -959,8 +977,8 @@ WRONG += [
         ),
         "values_from_x1",
     ),
-    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="", dim=-1), "scale_d_k"),
-    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0", dim=-1), "no_scale"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="", dim=-1), "scale_by_d_k"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0", dim=-1), "scale_missing"),
     (
         "exercise-cross-attention",
         CROSS.format(
@@ -968,10 +986,10 @@ WRONG += [
             scale="** 0.5",
             dim=-1,
         ),
-        "dot_t",
+        "dot_T",
     ),
-    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=0), "softmax_queries"),
-    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=-2), "softmax_queries"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=0), "softmax_dim"),
+    ("exercise-cross-attention", CROSS.format(lines=RIGHT_CROSS, scale="** 0.5", dim=-2), "softmax_dim"),
     (
         "exercise-cross-attention",
         """
@@ -979,7 +997,7 @@ WRONG += [
             scores = (x_1 @ W_query) @ (x_2 @ W_key).transpose(-2, -1)
             return torch.softmax(scores / x_1.shape[-1] ** 0.5, -1) @ (x_2 @ W_value)
         """,
-        "scale_d_in",
+        "scale_wrong_size",
     ),
     (
         "exercise-cross-attention",
@@ -988,7 +1006,7 @@ WRONG += [
             queries, keys, values = x_1 @ W_query, x_2 @ W_key, x_2 @ W_value
             return torch.softmax(queries @ keys.mT / W_key.shape[0] ** 0.5, dim=-1) @ values
         """,
-        "scale_d_in",
+        "scale_wrong_size",
     ),
     (
         "exercise-cross-padding-bug",
@@ -1005,13 +1023,13 @@ WRONG += [
     (
         "exercise-cross-padding-bug",
         PADDED.format(lines="return torch.softmax(scores.masked_fill(~padding[:, None], -torch.inf), -1) @ values"),
-        "inverted",
+        "mask_polarity",
     ),
     ("exercise-cross-padding-bug", PADDED.format(lines="return torch.softmax(scores, dim=-1) @ values"), "no_mask"),
     (
         "exercise-cross-padding-bug",
         PADDED.format(lines="return torch.softmax(scores.masked_fill(padding[:, None], 0), dim=-1) @ values"),
-        "zero_fill",
+        "mask_fill_zero",
     ),
 ]
 RIGHT |= {
@@ -1105,7 +1123,7 @@ WRONG += [
         """,
         "in_place",
     ),
-    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask"), "polarity"),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask"), "mask_polarity"),
     ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=~key_padding_mask[:, None, None, :]"), "no_causal"),
     ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="is_causal=True"), "no_padding"),
     (
@@ -1113,7 +1131,7 @@ WRONG += [
         PADDED_SDPA.format(how="attn_mask=~causal | ~key_padding_mask[:, None, None, :]"),
         "combine",
     ),
-    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask.float()"), "float_mask"),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask.float()"), "mask_fill_zero"),
 ]
 RIGHT |= {
     "exercise-copy-into-torch-mha": """
@@ -1153,12 +1171,12 @@ WRONG += [
             append=APPEND,
             attend="return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)",
         ),
-        "top_left",
+        "causal_upper_left",
     ),
     (
         "exercise-cached-attention",
         CACHED.format(append=APPEND, attend=ATTEND.replace("diagonal=1 + num_keys - num_new", "diagonal=1")),
-        "top_left",
+        "causal_upper_left",
     ),
     (
         "exercise-cached-attention",
@@ -1171,7 +1189,7 @@ WRONG += [
     (
         "exercise-cached-attention",
         CACHED.format(append=APPEND, attend=ATTEND.replace("** 0.5", "")),
-        "scale_d_k",
+        "scale_by_d_k",
     ),
     (
         "exercise-cached-attention",
@@ -1216,12 +1234,12 @@ WRONG += [
     (
         "exercise-cached-attention",
         CACHED.format(append=APPEND, attend=ATTEND.replace("diagonal=1 + num_keys", "diagonal=2 + num_keys")),
-        "sees_next",
+        "causal_diagonal",
     ),
     (
         "exercise-cached-attention",
         CACHED.format(append=APPEND, attend=ATTEND.replace("diagonal=1 + num_keys", "diagonal=num_keys")),
-        "hides_self",
+        "causal_diagonal",
     ),
     (
         "exercise-cache-is-causal-bug",
@@ -1230,7 +1248,7 @@ WRONG += [
             attend="allowed = ~torch.triu(ones, diagonal=2 + num_keys - num_new)\n"
             "    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)",
         ),
-        "sees_next",
+        "causal_diagonal",
     ),
     (
         "exercise-cache-is-causal-bug",
@@ -1239,7 +1257,7 @@ WRONG += [
             attend="allowed = ~torch.triu(ones, diagonal=num_keys - num_new)\n"
             "    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)",
         ),
-        "hides_self",
+        "causal_diagonal",
     ),
 ]
 RIGHT |= {
@@ -1300,8 +1318,8 @@ WRONG += [
     )
     for hidden, hint in [
         ("slots[None, :] >= cache.position", "chunk_mask"),
-        ("slots > slots[:n, None]", "no_offset"),
-        ("slots >= new_positions[:, None]", "static_hides_self"),
+        ("slots > slots[:n, None]", "causal_upper_left"),
+        ("slots >= new_positions[:, None]", "causal_diagonal"),
     ]
 ] + [
     (
@@ -1396,7 +1414,7 @@ WRONG += [
         "group_count",
     ),
     ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d ** 0.5", mask="pass"), "no_causal"),
-    ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d", mask=CAUSAL_FILL), "scale_d_k"),
+    ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d", mask=CAUSAL_FILL), "scale_by_d_k"),
     (
         "exercise-gqa-repeat-bug",
         _gqa_module(expand="k.repeat(1, self.h // self.g, 1, 1), v.repeat(1, self.h // self.g, 1, 1)"),
@@ -1408,14 +1426,14 @@ WRONG += [
         _gqa_module(split_q="self.W_query(x).view(b, self.h, t, self.hd)").replace(
             ".view(b, t, self.g, self.hd).transpose(1, 2)", ".view(b, self.g, t, self.hd)"
         ),
-        "view_split",
+        "view_no_transpose",
     ),
     (
         "exercise-gqa-repeat-bug",
         _gqa_module(split_q="self.W_query(x).view(b, self.h, t, self.hd)"),
-        "view_split_queries",
+        "view_no_transpose",
     ),
-    ("exercise-gqa-repeat-bug", _gqa_module(merge="(w @ v).reshape(b, t, -1)"), "view_merge"),
+    ("exercise-gqa-repeat-bug", _gqa_module(merge="(w @ v).reshape(b, t, -1)"), "view_no_transpose"),
     ("exercise-gqa-repeat-bug", _gqa_module(out="proj"), "gqa_names"),
 ]
 RIGHT |= {
@@ -1442,9 +1460,9 @@ def answer(queries, keys, values, key_padding_mask=None):
     return sdpa(queries, keys, values, attn_mask={mask})
 """
 WRONG += [
-    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden"), "polarity"),
-    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float()"), "float_keep"),
-    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="(~hidden).to(queries.dtype)"), "float_keep"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden"), "mask_polarity"),
+    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float()"), "mask_fill_zero"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="(~hidden).to(queries.dtype)"), "mask_fill_zero"),
     ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden.float()"), "float_masked"),
     (
         "exercise-causal-sdpa",
@@ -1452,7 +1470,7 @@ WRONG += [
             "sdpa = torch.nn.functional.scaled_dot_product_attention",
             "queries = queries / queries.shape[-1] ** 0.5\n    sdpa = torch.nn.functional.scaled_dot_product_attention",
         ),
-        "double_scale",
+        "scale_by_d_k",
     ),
     (
         "exercise-causal-sdpa",
@@ -1479,12 +1497,12 @@ def answer(queries, keys, values, key_padding_mask=None):
     return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask={mask})
 """
 WRONG += [
-    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden"), "polarity"),
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden"), "mask_polarity"),
     # Right values, but a mask where the task asks for is_causal=True alone (no padding): told once the values
     # are right, so that the mistakes above get their own hints first.
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="~hidden"), "rule_causal_alone"),
-    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
-    ("exercise-sdpa-float-mask-bug", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "mask_fill_zero"),
+    ("exercise-sdpa-float-mask-bug", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "mask_fill_zero"),
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden.float()"), "float_masked"),
 ]
 RIGHT |= {
@@ -1540,12 +1558,12 @@ WRONG += [
         DECODER.format(line="states.mean(dim=0, keepdim=True).repeat(queries.shape[0], 1)"),
         "mean",
     ),
-    ("exercise-decoder-contexts", DECODER.format(line="torch.softmax(scores, dim=0) @ states"), "dim0"),
+    ("exercise-decoder-contexts", DECODER.format(line="torch.softmax(scores, dim=0) @ states"), "softmax_dim"),
     ("exercise-decoder-contexts", DECODER.format(line="scores @ states"), "no_softmax"),
     (
         "exercise-decoder-contexts",
         DECODER.format(line="torch.softmax(scores / states.shape[-1] ** 0.5, dim=-1) @ states"),
-        "scaled",
+        "scale_extra",
     ),
     (
         "exercise-decoder-contexts",
@@ -1635,7 +1653,7 @@ WRONG += [
     (
         "exercise-fused-projection-bug",
         FUSED.format(split="q, k, v = self.W_qkv(x).chunk(3, dim=-1)", scale="1"),
-        "no_scale",
+        "scale_missing",
     ),
     (
         "exercise-fused-projection-bug",
@@ -1649,10 +1667,14 @@ WRONG += [
         MULTIHEAD_SPLIT.format(line="x.transpose(1, 2).reshape(b, num_heads, t, head_dim)"),
         "transpose_first",
     ),
-    ("exercise-split-order-bug", MULTIHEAD_SPLIT.format(line="x.view(b, num_heads, t, head_dim)"), "split_view"),
-    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones)"), "keep_mask"),
-    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones).float()"), "float_keep"),
-    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.triu(ones)"), "diagonal"),
+    (
+        "exercise-split-order-bug",
+        MULTIHEAD_SPLIT.format(line="x.view(b, num_heads, t, head_dim)"),
+        "view_no_transpose",
+    ),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones)"), "mask_polarity"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones).float()"), "mask_fill_zero"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.triu(ones)"), "causal_diagonal"),
     ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=None"), "no_mask"),
     (
         "exercise-torch-mask-bug",
@@ -1669,8 +1691,8 @@ WRONG += [
         _multihead_module().replace("self.W_key = nn.Linear(d_in, d_out", "self.W_key = nn.Linear(d_out, d_in"),
         "layer_size",
     ),
-    ("exercise-head-scale-bug", _multihead_module(scale="d_out ** 0.5"), "scale_d_out"),
-    ("exercise-head-scale-bug", _multihead_module(scale="hd"), "scale_d_k"),
+    ("exercise-head-scale-bug", _multihead_module(scale="d_out ** 0.5"), "scale_wrong_size"),
+    ("exercise-head-scale-bug", _multihead_module(scale="hd"), "scale_by_d_k"),
     (
         "exercise-fill-value-bug",
         MASKED_WEIGHTS.format(
@@ -1742,17 +1764,17 @@ WRONG += [
     (
         "exercise-softmax-dim-bug",
         CAUSAL_ANY.format(line="torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=1)"),
-        "fixed_dim",
+        "softmax_dim",
     ),
     (
         "exercise-softmax-dim-bug",
         CAUSAL_ANY.format(line="torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=0)"),
-        "dim0",
+        "softmax_dim",
     ),
     (
         "exercise-softmax-dim-bug",
         CAUSAL_ANY.format(line="torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-2)"),
-        "query_axis",
+        "softmax_dim",
     ),
     ("exercise-softmax-dim-bug", CAUSAL_ANY.format(line="torch.softmax(attn_scores, dim=-1)"), "no_causal"),
 ]

@@ -36,10 +36,14 @@ def test_every_case_is_read_and_every_exercise_has_some() -> None:
     ids=[f"{number}-{case['exercise']}-{case['verdict']}" for number, case in enumerate(CASES)],
 )
 def test_a_learners_answer_gets_its_verdict_and_hint(case: dict[str, str]) -> None:
-    namespace: dict[str, object] = {"__name__": "learner"}
-    exec(compile(case["source"], f"<{case['exercise']}>", "exec"), namespace)
-    answer = namespace[case["name"]]
-    english, chinese = diagnose(case["exercise"], answer, lang="en"), diagnose(case["exercise"], answer, lang="zh")
+    def answer() -> object:
+        # Defined afresh for each language, as a learner runs it: an answer that keeps state between calls
+        # starts from nothing each time.
+        namespace: dict[str, object] = {"__name__": "learner"}
+        exec(compile(case["source"], f"<{case['exercise']}>", "exec"), namespace)
+        return namespace[case["name"]]
+
+    english, chinese = diagnose(case["exercise"], answer(), lang="en"), diagnose(case["exercise"], answer(), lang="zh")
     if case["verdict"] in ("pass", "shares"):
         assert english, f"{case['why']}\n{english}"
         assert chinese

@@ -283,7 +283,7 @@ def _self_attention_class() -> type:
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
-            attn_weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+            attn_weights = torch.softmax(queries @ keys.mT / keys.shape[-1] ** 0.5, dim=-1)
             return attn_weights @ values
 
     return SelfAttention

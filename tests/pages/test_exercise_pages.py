@@ -219,3 +219,31 @@ def test_a_bug_shows_its_failure_and_folds_its_hint(lang: str) -> None:
             assert folded.strip().startswith(label), folded
             bugs += 1
     assert bugs >= sum(exercise.endswith("-bug") for exercise in EXERCISES) == 22
+
+
+#: The three items that open a write-it's contract, by language.
+CONTRACT = {
+    "en": ("- **Inputs:** ", "- **Returns:** ", "- **May use:** "),
+    "zh": ("- **输入：**", "- **返回：**", "- **可以使用：**"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_write_it_states_its_inputs_its_output_and_what_it_may_use(lang: str) -> None:
+    """A learner needs these to start: the inputs' shapes and dtype, what comes back, and which helpers are
+    allowed (the review of 2026-11-26 found tasks that left each out)."""
+    written = 0
+    for page, found in _with_exercises(lang).items():
+        text = _text(lang, page)
+        for exercise in found:
+            if exercise.kind != WRITE:
+                continue
+            task = text[exercise.section[0] : exercise.solution[0]]
+            starts = [task.find("\n" + item) for item in CONTRACT[lang]]
+            assert all(start > 0 for start in starts), f"{lang}/{page}: {exercise.id} lacks {CONTRACT[lang]}"
+            assert starts == sorted(starts), f"{lang}/{page}: {exercise.id}"
+            inputs = task[starts[0] : starts[1]]
+            assert "float" in inputs or "dtype" in inputs or "bool" in inputs, f"{lang}/{page}: {exercise.id}: no dtype"
+            assert "(" in inputs, f"{lang}/{page}: {exercise.id}: no shape"
+            written += 1
+    assert written == 16
