@@ -204,3 +204,40 @@ def test_each_palette_shows_its_own_figure(visited, dark_palette) -> None:
     with dark_palette(page):
         dark = [urlsplit(src).path.rsplit("/", 1)[-1] for src in shown()]
         assert dark == [name.removesuffix(".svg") + "-dark.svg" for name in light]
+
+
+#: A find-the-bug exercise's section, and the words of its hint, by language (docs/<lang>/masks.md).
+BUG_HINT = {"": ("Hint", "either mask hides it"), "zh/": ("提示", "任意一个掩码遮住了某个键")}
+
+
+@pytest.mark.parametrize(
+    "visited",
+    [
+        (lang + page, width)
+        for lang in ("", "zh/")
+        for page in ("masks/", "notebooks/masks/")
+        for width in ("1280", "390")
+    ],
+    indirect=True,
+)
+def test_a_bugs_hint_is_folded_until_the_reader_opens_it(visited) -> None:
+    """Under a find-the-bug exercise a reader sees the code and the checker's ✗ (the reference, the smallest
+    failing input); the hint, which gives the fix away, stays folded until they open it, on the page and on
+    the notebook's page, in both languages, on a phone too."""
+    page, url = visited.tab, visited.url
+    prefix = "zh/" if url.startswith("zh/") else ""
+    title, words = BUG_HINT[prefix]
+    failure = page.locator("pre:has-text('✗ exercise-combined-mask-bug')").first
+    failure.scroll_into_view_if_needed()
+    assert failure.is_visible()
+    assert title not in failure.inner_text()
+    folds = page.locator(f"details:has(summary:text-is('{title}')):has-text('{words}')")
+    assert folds.count() == 1
+    fold = folds.first
+    assert fold.get_attribute("open") is None
+    hint = fold.locator("pre").first
+    assert not hint.is_visible()
+    fold.locator("summary").first.click()
+    hint.wait_for(state="visible")
+    # The hint as printed, wrapped: compared without its line breaks and indents.
+    assert re.sub(r"\s", "", words) in re.sub(r"\s", "", hint.inner_text())
