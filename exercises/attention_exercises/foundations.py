@@ -209,7 +209,7 @@ def _batched_context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expect(out, weights @ x, "context", variants(ways))
 
     each_seed(once)
-    shape = {"what": "context", "shape": "(n, d_in) or (b, n, d_in)"}
+    shape = {"what": "context", "shape": "batched_shape"}
     return [("shape", shape), *checks[1:], ("batched", {})]
 
 

@@ -152,7 +152,7 @@ def _batched_self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expect(out, reference(x).detach(), "output", variants(ways))
 
     each_seed(once)
-    shape = {"what": "output", "shape": "(n, d_out) or (b, n, d_out)"}
+    shape = {"what": "output", "shape": "batched_shape"}
     return [("shape", shape), *checks[1:], ("batched", {})]
 
 

@@ -224,7 +224,8 @@ def test_a_bug_shows_its_failure_and_folds_its_hint(lang: str) -> None:
 #: The three items that open a write-it's contract, by language.
 CONTRACT = {
     "en": ("- **Inputs:** ", "- **Returns:** ", "- **May use:** "),
-    "zh": ("- **输入：**", "- **返回：**", "- **可以使用：**"),
+    # The colon outside the bold: CommonMark (Jupyter, GitHub) closes no `**` between "：" and a Chinese character.
+    "zh": ("- **输入**：", "- **返回**：", "- **可以使用**："),
 }
 
 
