@@ -160,9 +160,7 @@ def check(exercise: str, answer: Any, lang: str | None = None) -> Result:
     # which the checker does not depend on.
     data = {"text/plain": str(result), "text/html": _html(result)}
     shell.display_pub.publish(data=data, metadata={})
-    return _Shown(
-        result.exercise, result.passed, result.message, result.hint, result.tip
-    )
+    return _Shown(**vars(result))
 
 
 class _Shown(Result):

@@ -76,7 +76,7 @@ class Example:
     with, by the names of its parameters, and what it should have returned
     next to what it returned (``None`` where it raised)."""
 
-    inputs: list[tuple[str, object]]
+    inputs: dict[str, object]
     expected: torch.Tensor | None = None
     got: torch.Tensor | None = None
 
@@ -85,7 +85,7 @@ class Example:
         """How large the input is: the elements of its tensors."""
         return sum(
             value.numel()
-            for _, value in self.inputs
+            for value in self.inputs.values()
             if isinstance(value, torch.Tensor)
         )
 
@@ -149,6 +149,9 @@ class Result:
     hint: str | None = None
     #: The lines of the message that give the hint, which a notebook folds.
     tip: str = field(default="", repr=False)
+    #: The smallest input a ✗ was found on, with the expected and the
+    #: returned values (``None`` on ✓, or where no input shows the failure).
+    example: Example | None = field(default=None, repr=False)
 
     def __str__(self) -> str:
         return self.message
@@ -247,7 +250,7 @@ def call(
             )
         )
         failure = WrongAnswerError("raised", hint, error=said)
-        failure.example = Example(list(_last_inputs))
+        failure.example = Example(dict(_last_inputs))
         raise failure from None
     if broken:
         raise broke(broken[0])
@@ -307,7 +310,7 @@ def each_seed(once: Callable[[int], T]) -> list[T]:
             results.append(once(seed))
         except WrongAnswerError as failure:
             if failure.example is None and not _structural(failure.problem):
-                failure.example = Example(list(_last_inputs))
+                failure.example = Example(dict(_last_inputs))
             if first is None:
                 if failure.example is None:
                     raise  # a rule, a time-up: nothing to compare sizes of
@@ -435,7 +438,7 @@ def expect(
         return _expect(out, expected, what, wrong)
     except WrongAnswerError as failure:
         if failure.example is None:
-            failure.example = Example(list(_last_inputs), expected.detach())
+            failure.example = Example(dict(_last_inputs), expected.detach())
         raise
 
 
@@ -484,7 +487,7 @@ def _expect(
         diff = (out.double() - expected.double()).abs().max().item()
         failure = WrongAnswerError("values", hint, what=what, diff=diff)
     failure.example = Example(
-        list(_last_inputs), expected.detach().clone(), out.detach().clone()
+        dict(_last_inputs), expected.detach().clone(), out.detach().clone()
     )
     raise failure
 
@@ -801,7 +804,7 @@ def message(
         label = say(LABELS, "hint", lang)
         tip = wrap(f"  {label}{hint}", "    ")
     text = "\n".join([*lines, tip] if tip else lines)
-    return Result(exercise.id, False, text, failure.hint, tip)
+    return Result(exercise.id, False, text, failure.hint, tip, failure.example)
 
 
 #: An input, or a result, is shown whole up to this many numbers; a larger
@@ -813,7 +816,7 @@ def _example_lines(example: Example, lang: str) -> list[str]:
     """The input a failure was found on, and what the answer returned next
     to what it should have, in a few lines."""
     lines = [wrap("  " + say(LABELS, "example", lang), "    ")]
-    for name, value in example.inputs:
+    for name, value in example.inputs.items():
         lines += _value_lines(f"    {name} = ", value, lang)
     expected, got = example.expected, example.got
     if expected is None or got is None:

@@ -26,6 +26,7 @@ from ._core import (
     variants,
 )
 from ._messages import Messages, messages
+from ._rules import Rules
 from .dropout import one_head_mistakes
 
 WORDS: Messages = messages("buffers")
@@ -68,14 +69,11 @@ def _load(module: nn.Module, state: dict[str, torch.Tensor]) -> None:
 
 
 def _boolean_mask(module: nn.Module) -> None:
-    # The book's mask of ones and zeros, made boolean in forward, is a mask
-    # still; a float one of 0 and -inf (or -1e9) is added to the scores.
+    # The task asks for a boolean mask: the book's ones and zeros, made
+    # boolean in forward, take four times the memory in every copy of the
+    # model, and a float one of 0 and -inf (or -1e9) is added to scores.
     mask = getattr(module, "mask", None)
-    if (
-        isinstance(mask, torch.Tensor)
-        and mask.is_floating_point()
-        and not ((mask == 0) | (mask == 1)).all()
-    ):
+    if isinstance(mask, torch.Tensor) and mask.dtype != torch.bool:
         got = str(mask.dtype).removeprefix("torch.")
         raise WrongAnswerError(
             "dtype", "bool_mask", what="mask_entries", got=got, expected="bool"
@@ -146,6 +144,14 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         if not isinstance(half, torch.Tensor):
             got = type(half).__name__
             raise WrongAnswerError("not_tensor", "compare", got=got)
+        if half.dtype != torch.float16:  # as x is, and the module's weights
+            raise WrongAnswerError(
+                "dtype",
+                "dtype",
+                what="half_output",
+                got=str(half.dtype).removeprefix("torch."),
+                expected="float16",
+            )
         if not torch.isfinite(half).all():
             raise WrongAnswerError("not_finite", "compare", what="half_output")
         # float16 keeps about 3 decimal digits
@@ -221,6 +227,9 @@ EXERCISES = [
         "exercise-causal-buffer",
         _causal_buffer,
         WORDS,
+        # The masked attention written out, with the buffer: the find-the-bug
+        # below it hands the attention to F.scaled_dot_product_attention.
+        Rules(torch_functions=frozenset({"scaled_dot_product_attention"})),
         reference="lib_causal",
         mistakes=MISTAKES,
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from attention_lib.grouped_query import SDPA_HAS_GQA, GroupedQueryAttention
 from attention_lib.heads import merge_heads, split_heads
 from attention_lib.masks import causal_mask, masked_softmax
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from ._core import (
     Exercise,
@@ -81,6 +83,34 @@ def _attend(
     return (weights.nan_to_num(0.0) if zero_rows else weights) @ v
 
 
+def _grouped(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scale: float,
+    *,
+    hidden: torch.Tensor | None = None,
+    dim: int = -1,
+    turn: Expand | None = None,
+) -> torch.Tensor:
+    # The same steps with no key/value head repeated, as the function
+    # exercise asks: the query heads of a group one after another, (b, g,
+    # group_size * t, head_dim), against the group's one key head, and the
+    # ways of getting one of them wrong there: the keys turned by `turn`,
+    # the ``hidden`` keys of the (group_size * t, t) scores, the softmax
+    # over ``dim`` of those grouped scores.
+    b, h, t, d = q.shape
+    g = k.shape[1]
+    grouped = q.reshape(b, g, h // g * t, d)
+    with warnings.catch_warnings():  # .T on 4 dimensions is deprecated
+        warnings.simplefilter("ignore")
+        scores = grouped @ (k.transpose(2, 3) if turn is None else turn(k))
+    mask = causal_mask(t).repeat(h // g, 1) if hidden is None else hidden
+    scores = scores.masked_fill(mask, -torch.inf)
+    weights = torch.softmax(scores / scale, dim=dim)
+    return (weights @ v).reshape(b, h, t, d)
+
+
 def _added(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, size: int
 ) -> torch.Tensor:
@@ -126,7 +156,11 @@ def _wrong(
     def hiding(hidden: torch.Tensor) -> Make:
         return attend(hidden=hidden, zero_rows=zero_rows)
 
+    def grouped(**how: Any) -> Make:
+        return lambda: _grouped(q, k, v, root, **how)
+
     ones = torch.ones(t, t, dtype=torch.bool)
+    rows = h // g * t  # the grouped queries' rows
     return {
         "repeat": [lambda: _attend(q, k, v, ways["repeat"], root)],
         "no_repeat": [lambda: _attend(q, k, v, ways["no_repeat"], root)],
@@ -140,7 +174,10 @@ def _wrong(
             attend(scale=size**0.5)
             for size in (h * d, t, h, g, g * d, *([d_in] if d_in else []))
         ],
-        "softmax_dim": [attend(dim=dim) for dim in (-2, 1, 0)],
+        "softmax_dim": [
+            *(attend(dim=dim) for dim in (-2, 1, 0)),
+            *(grouped(dim=dim) for dim in (-2, 1)),
+        ],
         "mask_polarity": [hiding(~causal_mask(t))],
         "causal_diagonal": [hiding(ones.triu(0)), hiding(ones.triu(2))],
         "mask_fill_zero": [
@@ -150,6 +187,15 @@ def _wrong(
         "dot_T": [
             attend(turn=lambda y: y.T),
             attend(turn=lambda y: y.transpose(1, 2)),
+            grouped(turn=lambda y: y.T),
+            grouped(turn=lambda y: y.transpose(1, 2)),
+        ],
+        # The grouped queries' rows are group_size heads' t tokens: a mask
+        # of (group_size * t, t) from triu hides the future of the first
+        # head's only, and the (t, t) one does not fit them.
+        "group_mask": [
+            grouped(hidden=torch.ones(rows, t, dtype=torch.bool).triu(1)),
+            grouped(hidden=causal_mask(t)),
         ],
     }
 
@@ -173,7 +219,62 @@ def _reference(
 _REFERENCE = "lib_sdpa" if SDPA_HAS_GQA else "lib_explicit"
 
 
+#: What repeats a tensor's entries into new memory: the function exercise
+#: shares the key/value heads instead (`expand`, or the queries grouped).
+_REPEATS = frozenset({"repeat", "repeat_interleave", "tile"})
+
+
+class _Repeats(TorchFunctionMode):
+    """Records the repeating functions (`_REPEATS`) that the code inside
+    calls on the keys or the values: on a tensor in their memory (them, a
+    view of them), or on a floating-point one of three dimensions or more
+    that is not in the queries' (a copy of them). A mask, boolean or of two
+    dimensions, may be tiled."""
+
+    def __init__(self, queries: torch.Tensor, *kv: torch.Tensor) -> None:
+        super().__init__()
+        self.kv = {t.untyped_storage().data_ptr() for t in kv}
+        self.queries = queries.untyped_storage().data_ptr()
+        self.called: list[str] = []
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        name = getattr(func, "__name__", "")
+        tensor = args[0] if args else None
+        if name in _REPEATS and isinstance(tensor, torch.Tensor):
+            memory = tensor.untyped_storage().data_ptr()
+            copy = tensor.dim() >= 3 and tensor.is_floating_point()
+            if memory in self.kv or (copy and memory != self.queries):
+                self.called.append(name)
+        return func(*args, **(kwargs or {}))
+
+
+def _sharing(answer: Any, called: list[str]) -> Callable[..., Any]:
+    """``answer``, with the repeating functions it calls on the keys or the
+    values (its second and third arguments) added to ``called``."""
+
+    @functools.wraps(answer)
+    def run(*args: Any) -> Any:
+        mode = _Repeats(*args[:3])
+        try:
+            with mode:
+                return answer(*args)
+        finally:
+            called.extend(mode.called)
+
+    return run
+
+
 def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    # The repeating functions called on the keys or the values: told once
+    # the results are right, so that a wrong result gets its own hint first.
+    called: list[str] = []
+
     def once(seed: int) -> None:
         h, g = _HEADS[seed % len(_HEADS)]
         # The first input has 3 tokens: with 2, a mask one key too far hides
@@ -184,14 +285,18 @@ def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         k = torch.randn(b, g, t, head_dim, generator=gen)
         v = torch.randn(b, g, t, head_dim, generator=gen)
         args = (q.clone(), k.clone(), v.clone())
-        out = call(answer, *args, wrong=variants(_wrong(q, k, v, h, g)))
+        shared = _sharing(answer, called)
+        out = call(shared, *args, wrong=variants(_wrong(q, k, v, h, g)))
         wrong = variants(_wrong(q, k, v, h, g, out))
         expect(out, _reference(q, k, v, h // g), "context", wrong)
 
     each_seed(once)
+    if called:
+        raise WrongAnswerError("rule_function", "share_heads", name=called[0])
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
     values = values_on(_REFERENCE)
-    return [("shape", shape), ("values", values), ("groups", {})]
+    checks = [("shape", shape), ("values", values), ("groups", {})]
+    return [*checks, ("shared", {})]
 
 
 def _copy_linear(module: nn.Module, name: str, source: nn.Linear) -> None:
@@ -297,11 +402,19 @@ _MISTAKES = frozenset(
     }
 )
 
+#: The function exercise shares the key/value heads without repeating them:
+#: its hints for heads paired or counted wrong say how to share them.
+_FUNCTION_WORDS: Messages = {
+    **WORDS,
+    "repeat": WORDS["tiled_shared"],
+    "no_repeat": WORDS["unshared"],
+}
+
 EXERCISES = [
     Exercise(
         "exercise-gqa-attention",
         _gqa_function,
-        WORDS,
+        _FUNCTION_WORDS,
         Rules(no_enable_gqa=True),
         reference=_REFERENCE,
         mistakes=_MISTAKES,

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 from attention_lib.heads import split_heads, transpose_qkv
 from attention_lib.masks import causal_mask, masked_softmax
+from attention_lib.multihead import MultiHeadAttention
 from attention_lib.self_attention import SelfAttentionV2
 from torch import nn
 
@@ -452,6 +453,14 @@ EXERCISES = [
         "exercise-out-proj-bug",
         multihead.check_multi_head,
         multihead.WORDS,
+        # The library's module, which exercise 8's code subclasses: made or
+        # run, it would size out_proj for the reader.
+        Rules(
+            functions={
+                "MultiHeadAttention": MultiHeadAttention.__init__,
+                "MultiHeadAttention.forward": MultiHeadAttention.forward,
+            }
+        ),
         reference="lib_mha",
         mistakes=MULTI_HEAD_MISTAKES,
     ),
@@ -484,6 +493,14 @@ EXERCISES = [
         "exercise-head-scale-bug",
         multihead.check_multi_head,
         multihead.WORDS,
+        # The page's module inherits the library's layers; the forward pass,
+        # whose scale is the exercise, must be the reader's, not the
+        # inherited one.
+        Rules(
+            functions={
+                "MultiHeadAttention.forward": MultiHeadAttention.forward,
+            }
+        ),
         reference="lib_mha",
         mistakes=MULTI_HEAD_MISTAKES,
     ),

@@ -75,6 +75,13 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                     @ w_v.T
                 ).squeeze(-1)
             ],
+            # The page's one matrix of queries: new axes counted from the
+            # front, which a batch in front moves.
+            "axes_from_front": [
+                lambda: (
+                    torch.tanh(q.unsqueeze(1) + k.unsqueeze(0)) @ w_v.T
+                ).squeeze(-1)
+            ],
             "no_tanh": [lambda: (both @ w_v.T).squeeze(-1)],
             "no_w_v": [lambda: torch.tanh(both).sum(dim=-1)],
             "no_squeeze": [lambda: torch.tanh(both) @ w_v.T],

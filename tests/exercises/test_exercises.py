@@ -709,7 +709,8 @@ WRONG += [
 RIGHT |= {
     "exercise-inverted-dropout": """
         def answer(attn_weights, keep, p):
-            return torch.where(keep, attn_weights / (1 - p), 0.0)
+            scale = 1 / (1 - p) if p < 1 else 0.0
+            return torch.where(keep, attn_weights * scale, 0.0)
         """,
     "exercise-dropout-eval-bug": EVAL_BUG.format(line="attn_weights = self.dropout(attn_weights)"),
 }
@@ -813,12 +814,29 @@ WRONG += [
         """,
         "bool_mask",
     ),
+    # float32 out of a module made float16: the weights are converted, the result is not.
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace(
+            "dim=-1) @ values", "dim=-1).float() @ values.float()"
+        ),
+        "dtype",
+    ),
+    # The book's float mask of ones and zeros, turned into booleans in forward: the task asks for a boolean one.
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(
+            keep='self.register_buffer("mask", future.float(), persistent=False)',
+            mask="self.mask.bool()[:n, :n]",
+            fill="float('-inf')",
+        ),
+        "bool_mask",
+    ),
 ]
 RIGHT |= {
-    # the book's float mask, turned into booleans in forward
     "exercise-causal-buffer": CAUSAL_HEAD.format(
-        keep='self.register_buffer("mask", future.float(), persistent=False)',
-        mask="self.mask.bool()[:n, :n]",
+        keep='self.register_buffer("mask", future, persistent=False)',
+        mask="self.mask[:n, :n]",
         fill="float('-inf')",
     ),
     "exercise-mask-attribute-bug": """
@@ -1415,6 +1433,27 @@ WRONG += [
     ),
     ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d ** 0.5", mask="pass"), "no_causal"),
     ("exercise-gqa-attention", GQA_FUNCTION.format(expand=INTERLEAVE, scale="d", mask=CAUSAL_FILL), "scale_by_d_k"),
+    # Right values, made by copying the key/value heads: the task asks for them shared (exercise 3's fix).
+    (
+        "exercise-gqa-attention",
+        GQA_FUNCTION.format(expand=INTERLEAVE, scale="d ** 0.5", mask=CAUSAL_FILL),
+        "share_heads",
+    ),
+    # The query heads of a group stacked as rows, (b, g, group_size * t, d), and a triu mask of those rows: it
+    # hides by row number, not by each query's position.
+    (
+        "exercise-gqa-attention",
+        """
+        def answer(queries, keys, values):
+            b, h, t, d = queries.shape
+            g = keys.shape[1]
+            q = queries.reshape(b, g, (h // g) * t, d)
+            mask = torch.ones((h // g) * t, t, dtype=torch.bool).triu(1)
+            w = torch.softmax((q @ keys.mT / d**0.5).masked_fill(mask, -torch.inf), dim=-1)
+            return (w @ values).reshape(b, h, t, d)
+        """,
+        "group_mask",
+    ),
     (
         "exercise-gqa-repeat-bug",
         _gqa_module(expand="k.repeat(1, self.h // self.g, 1, 1), v.repeat(1, self.h // self.g, 1, 1)"),

@@ -168,3 +168,30 @@ def test_check_works_in_an_assert() -> None:
 def test_a_result_says_what_it_is_when_echoed() -> None:
     result = diagnose("exercise-causal-weights", _causal(0))
     assert repr(result) == "Result(exercise='exercise-causal-weights', passed=False, hint='no_mask')"
+
+
+def test_the_result_holds_the_failing_input_to_reproduce_it() -> None:
+    """Where the input is too large to print, the learner still has it: the generic hint points at
+    ``result.example``, and the reference run on it gives ``expected``."""
+    from attention_lib import causal_mask, masked_softmax
+
+    result = diagnose("exercise-causal-weights", _causal(6))
+    example = result.example
+    assert example is not None
+    scores = example.inputs["attn_scores"]
+    assert scores.shape == (6, 6)
+    assert torch.allclose(masked_softmax(scores, causal_mask(6)), example.expected)
+    assert torch.allclose(_causal(6)(scores), example.got)
+    assert diagnose("exercise-causal-weights", _causal(100)).example is None
+
+
+def test_the_additive_scores_of_one_matrix_on_a_batch_get_their_own_hint() -> None:
+    """The page's `(n_q, 1, h) + (1, n_k, h)` written with axes counted from the front: right for one matrix of
+    queries, wrong with a batch in front (found by a newcomer's walk, 2026-11-27)."""
+
+    def additive(queries, keys, W_q, W_k, w_v):
+        hidden = (queries @ W_q.T).unsqueeze(1) + (keys @ W_k.T).unsqueeze(0)
+        return (torch.tanh(hidden) @ w_v.T).squeeze(-1)
+
+    assert diagnose("exercise-additive-scores", additive).hint == "axes_from_front"
+    assert diagnose("exercise-additive-scores", additive, lang="zh").hint == "axes_from_front"
