@@ -103,6 +103,17 @@ def _with_errors_indexed(html: str) -> str:
     return OUTPUT_BLOCK.sub(error, html)
 
 
+#: A chapter's last section, its exercises (CONTRIBUTING.md), to the end of the page's text: what it asks and
+#: names (each task's contract, the library calls it rules out) counts for less than the teaching above it,
+#: so that a word finds the section that teaches it before an exercise that uses it.
+EXERCISES_SECTION = re.compile(r'(<h2 id="exercises".*?)(</article>)', re.DOTALL)
+EXERCISES_WEIGHT = 0.5
+
+
+def _exercises_weighted(html: str) -> str:
+    return EXERCISES_SECTION.sub(rf'<div data-pagefind-weight="{EXERCISES_WEIGHT}">\1</div>\2', html, count=1)
+
+
 def indexed_text(html: str, weight: float = 1.0) -> str:
     """The copy of a page that Pagefind indexes: every Chinese character a word of its own.
 
@@ -115,6 +126,7 @@ def indexed_text(html: str, weight: float = 1.0) -> str:
     exception lines of the output blocks are in it, as text after each block (``_with_errors_indexed``).
     """
     html = _with_errors_indexed(html)
+    html = _exercises_weighted(html)
     html = TAG_OR_TEXT.sub(lambda m: m[1] or QUALIFIED.sub(" ", BETWEEN_HAN.sub(" ", m[2])), html)
     if weight != 1.0:
         # Pagefind's own ranking (English) reads the weight; search.js's (Chinese) reads the meta field.

@@ -270,3 +270,21 @@ def test_only_the_exception_line_of_an_output_block_is_indexed() -> None:
         '<p class="indexed-error">ValueError: x has batch size 1, but the KV cache holds 2 sequences; a cache'
         " continues the same sequences</p>"
     )
+
+
+def test_a_chapters_exercises_count_for_less_than_its_teaching() -> None:
+    """The exercises name what they rule out and what they use (each write-it's contract): Pagefind weighs
+    that text at half, so a word finds the section that teaches it before an exercise that mentions it."""
+    from hooks import search
+
+    page = (
+        '<article class="md-content__inner md-typeset"><h2 id="softmax">Softmax</h2><p>dot product</p>'
+        '<h2 id="exercises">Exercises</h2><p>May use: a dot product</p></article>'
+    )
+    indexed = search.indexed_text(page)
+    assert '<h2 id="softmax">Softmax</h2><p>dot product</p><div data-pagefind-weight="0.5"><h2 id="exercises">' in (
+        indexed
+    )
+    assert indexed.endswith("<p>May use: a dot product</p></div></article>")
+    # A page without exercises is indexed as it is.
+    assert search.indexed_text(page.replace('id="exercises"', 'id="summary"')).count("data-pagefind-weight") == 0
