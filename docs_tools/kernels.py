@@ -21,6 +21,7 @@ import os
 import runpy
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 from typing import Any, cast
@@ -115,6 +116,12 @@ class ForkedKernelManager(AsyncKernelManager):
         if self.provisioner is None:
             self.kernel_id = self.kernel_id or kw.pop("kernel_id", None) or str(uuid.uuid4())
             self.provisioner = ForkedProvisioner(kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self)
+        if os.name == "posix":
+            # Unix sockets of the kernel's own, not TCP ports: a port found free is taken by another process now
+            # and then before the kernel binds it, on a busy machine ("Address already in use"), and the kernel
+            # dies. The path stays short, as a socket's must (108 bytes).
+            self.transport = "ipc"
+            self.ip = os.path.join(tempfile.gettempdir(), f"kernel-{self.kernel_id[:8]}")
         return await super()._async_pre_start_kernel(**kw)
 
 
