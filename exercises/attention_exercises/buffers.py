@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 from attention_lib.causal import CausalAttention
+from attention_lib.masks import masked_softmax
 from torch import nn
 
 from ._core import (
@@ -115,8 +116,17 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             expected = reference(x)
         scores = q @ k.transpose(1, 2) / d_out**0.5  # (b, n, n)
         ones = torch.ones(n, n, dtype=torch.bool)
+        # The whole (context_length, context_length) mask on the scores of
+        # fewer tokens, given to masked_fill or masked_softmax: their errors.
+        whole = torch.triu(
+            torch.ones(context_length, context_length, dtype=torch.bool), 1
+        )
         ways: Ways = {
             "no_mask": [lambda: torch.softmax(scores, dim=-1) @ v],
+            "unsliced": [
+                lambda: scores.masked_fill(whole, -torch.inf),
+                lambda: masked_softmax(scores, whole),
+            ],
             **one_head_mistakes(q, k, v, sizes=(d_in, context_length)),
         }
         out = call(module, x, wrong=variants(ways))

@@ -141,7 +141,9 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             return torch.softmax(swapped, dim=-1) @ values
 
         root = d**0.5
+        late = torch.arange(t2) > valid_lens[:, None]  # padding one key late
         ways: Ways = {
+            "padding_from": [lambda: weighted(late[:, None, :], inf)],
             "mask_queries": [lambda: weighted(padding[:, :, None], inf)],
             "mask_queries_finite": [
                 lambda: weighted(padding[:, :, None], low),

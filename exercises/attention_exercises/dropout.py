@@ -31,18 +31,11 @@ from ._core import (
     variants,
 )
 from ._messages import Messages, messages
+from ._rules import Rules
 
 #: Dropout rates to try; 0.5 is left out, where 1/p and 1/(1 - p) agree.
 RATES = (0.1, 0.2, 0.25, 0.3, 0.4, 0.6, 0.75)
 
-_UNSLICED = {
-    "en": "the mask buffer is made for `context_length` tokens, and x may "
-    "have fewer: slice it to the number of tokens, "
-    "`self.mask[:num_tokens, :num_tokens]`, as CausalAttention does.",
-    "zh": "掩码缓冲区是按 `context_length` 个词元创建的，而 x 的词元可能更少："
-    "要像 CausalAttention 那样，把它切成词元的个数，"
-    "即 `self.mask[:num_tokens, :num_tokens]`。",
-}
 
 WORDS: Messages = messages("dropout")
 
@@ -219,10 +212,8 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # The full (n, n) mask on the scores of fewer tokens, given to
         # masked_softmax or to masked_fill: the errors they raise.
         unsliced: Ways = {
-            "unsliced_mask": [
+            "unsliced": [
                 lambda: masked_softmax(scores, causal_mask(n)),
-            ],
-            "unsliced_fill": [
                 lambda: scores.masked_fill(causal_mask(n), -torch.inf),
             ],
         }
@@ -356,6 +347,12 @@ EXERCISES = [
         "exercise-inverted-dropout",
         _inverted,
         WORDS,
+        # The draw is given: no draw of the answer's own, whichever way.
+        Rules(
+            torch_functions=frozenset(
+                {"rand", "rand_like", "bernoulli", "dropout", "native_dropout"}
+            )
+        ),
         reference="lib_inverted",
         mistakes=frozenset({"mask_polarity"}),
     ),

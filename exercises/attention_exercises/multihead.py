@@ -71,6 +71,9 @@ def check_split_heads(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             # (b, t, d_out) -> (b, d_out, t) -> (b, h, t, hd): features of
             # one token spread over the rows of a head
             "transpose_first": lambda: x.transpose(1, 2).reshape(b, h, t, hd),
+            # the view right, then the last two swapped: each head with its
+            # features, not the heads with the tokens
+            "heads_axes": lambda: x.view(b, t, h, hd).transpose(-2, -1),
         }
         if h != 2:  # the page's two heads, whatever num_heads says
             wrong["fixed_heads"] = lambda: x.view(b, t, 2, -1).transpose(1, 2)
@@ -106,8 +109,11 @@ def check_split_any_lead(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # The library splits a batch: the sequences, one batch.
         flat = split_heads(x.reshape(-1, t, h * hd), h)
         expected = flat.reshape(*lead, h, t, hd)
+        swapped = {"heads_axes": lambda: x.view(*lead, t, h, hd).mT}
         with hinted("leading_dims", unless_named=True):
-            expect(call(answer, x, h), expected, "heads")
+            expect(
+                call(answer, x, h, wrong=swapped), expected, "heads", swapped
+            )
 
     each_seed(once)
     shape = {

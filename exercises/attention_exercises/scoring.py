@@ -83,6 +83,11 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 ).squeeze(-1)
             ],
             "no_tanh": [lambda: (both @ w_v.T).squeeze(-1)],
+            "tanh_place": [
+                lambda: torch.tanh(both @ w_v.T).squeeze(-1),
+                lambda: (torch.relu(both) @ w_v.T).squeeze(-1),
+                lambda: (torch.sigmoid(both) @ w_v.T).squeeze(-1),
+            ],
             "no_w_v": [lambda: torch.tanh(both).sum(dim=-1)],
             "no_squeeze": [lambda: torch.tanh(both) @ w_v.T],
             "dot_T": [transposed_whole],

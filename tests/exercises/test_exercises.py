@@ -695,7 +695,7 @@ WRONG += [
     (
         "exercise-dropout-eval-bug",
         EVAL_BUG.replace("self.mask[:n, :n]", "self.mask").format(line="attn_weights = self.dropout(attn_weights)"),
-        "unsliced_mask",
+        "unsliced",
     ),
     (
         "exercise-dropout-eval-bug",
@@ -703,7 +703,7 @@ WRONG += [
             "masked_softmax(scores, self.mask[:n, :n])",
             "torch.softmax(scores.masked_fill(self.mask.bool(), -torch.inf), dim=-1)",
         ).format(line="attn_weights = F.dropout(attn_weights, self.p, training=self.training)"),
-        "unsliced_fill",
+        "unsliced",
     ),
 ]
 RIGHT |= {

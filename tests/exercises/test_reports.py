@@ -195,3 +195,74 @@ def test_the_additive_scores_of_one_matrix_on_a_batch_get_their_own_hint() -> No
 
     assert diagnose("exercise-additive-scores", additive).hint == "axes_from_front"
     assert diagnose("exercise-additive-scores", additive, lang="zh").hint == "axes_from_front"
+
+
+#: Wrong answers from a newcomer's walk (2026-11-27) that got only the generic hint then, with the hint each
+#: gets now: a draw of its own where the task gives the draw, the heads swapped with their features, tanh in the
+#: wrong place, the padding one key late, a mask not sliced to the tokens.
+WALK_PROBES = [
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p):\n    return torch.nn.functional.dropout(attn_weights, p)",
+        "rule_function",
+    ),
+    (
+        "exercise-inverted-dropout",
+        "def answer(attn_weights, keep, p):\n    return attn_weights * (torch.rand(attn_weights.shape) > p) / (1 - p)",
+        "rule_function",
+    ),
+    (
+        "exercise-split-heads-by-hand",
+        "def answer(x, num_heads):\n    *lead, t, d = x.shape\n"
+        "    return x.view(*lead, t, num_heads, d // num_heads).transpose(-2, -1)",
+        "heads_axes",
+    ),
+    (
+        "exercise-additive-scores",
+        "def answer(queries, keys, W_q, W_k, w_v):\n"
+        "    both = (queries @ W_q.T).unsqueeze(-2) + (keys @ W_k.T).unsqueeze(-3)\n"
+        "    return torch.tanh(both @ w_v.T).squeeze(-1)",
+        "tanh_place",
+    ),
+    (
+        "exercise-additive-scores",
+        "def answer(queries, keys, W_q, W_k, w_v):\n"
+        "    both = (queries @ W_q.T).unsqueeze(-2) + (keys @ W_k.T).unsqueeze(-3)\n"
+        "    return (torch.relu(both) @ w_v.T).squeeze(-1)",
+        "tanh_place",
+    ),
+    (
+        "exercise-cross-padding-bug",
+        "def answer(queries, keys, values, valid_lens):\n"
+        "    padding = torch.arange(keys.shape[1]) > valid_lens[:, None]\n"
+        "    scores = queries @ keys.transpose(1, 2) / queries.shape[-1] ** 0.5\n"
+        "    scores = scores.masked_fill(padding[:, None, :], -torch.inf)\n"
+        "    return torch.softmax(scores, dim=-1) @ values",
+        "padding_from",
+    ),
+    (
+        "exercise-causal-buffer",
+        "class answer(torch.nn.Module):\n"
+        "    def __init__(self, d_in, d_out, context_length):\n"
+        "        super().__init__()\n"
+        "        self.W_query = torch.nn.Linear(d_in, d_out, bias=False)\n"
+        "        self.W_key = torch.nn.Linear(d_in, d_out, bias=False)\n"
+        "        self.W_value = torch.nn.Linear(d_in, d_out, bias=False)\n"
+        "        ones = torch.ones(context_length, context_length, dtype=torch.bool)\n"
+        '        self.register_buffer("mask", torch.triu(ones, 1), persistent=False)\n'
+        "    def forward(self, x):\n"
+        "        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)\n"
+        "        s = (q @ k.transpose(1, 2) / k.shape[-1] ** 0.5).masked_fill(self.mask, -torch.inf)\n"
+        "        return torch.softmax(s, dim=-1) @ v",
+        "unsliced",
+    ),
+]
+
+
+@pytest.mark.parametrize(("exercise", "source", "hint"), WALK_PROBES, ids=[f"{e}-{h}" for e, _, h in WALK_PROBES])
+def test_a_newcomers_probes_get_their_own_hints(exercise: str, source: str, hint: str) -> None:
+    namespace: dict[str, object] = {"torch": torch}
+    exec(source, namespace)
+    for lang in LANGUAGES:
+        result = diagnose(exercise, namespace["answer"], lang=lang)
+        assert (result.passed, result.hint) == (False, hint), str(result)
