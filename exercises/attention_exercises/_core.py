@@ -69,6 +69,13 @@ CHECKED: Messages = messages("checked")
 MISTAKES: Messages = messages("mistakes")
 CATALOGUE: tuple[str, ...] = tuple(MISTAKES)
 
+#: The catalogue's mistakes that go together: dividing the scores by the
+#: wrong number, the three ways a mask goes wrong, and all a causal head
+#: written out can get wrong (an exercise's `mistakes` are made of these).
+SCALING = frozenset({"scale_missing", "scale_by_d_k", "scale_wrong_size"})
+MASKING = frozenset({"mask_polarity", "causal_diagonal", "mask_fill_zero"})
+CAUSAL_ATTENTION = SCALING | MASKING | {"softmax_dim", "dot_T"}
+
 
 @dataclass
 class Example:

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from attention_lib.masks import causal_mask, masked_softmax
 
 from ._core import (
+    MASKING,
     Exercise,
     call,
     each_seed,
@@ -95,15 +96,7 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 #: SDPA computes the product, the scale and the softmax: what a reader can
 #: get wrong is the mask and a scale passed to it.
-_MISTAKES = frozenset(
-    {
-        "scale_by_d_k",
-        "scale_wrong_size",
-        "mask_polarity",
-        "causal_diagonal",
-        "mask_fill_zero",
-    }
-)
+_MISTAKES = MASKING | {"scale_by_d_k", "scale_wrong_size"}
 
 EXERCISES = [
     Exercise(

@@ -11,6 +11,7 @@ from attention_lib.masks import masked_softmax
 from torch import nn
 
 from ._core import (
+    CAUSAL_ATTENTION,
     Exercise,
     Ways,
     WrongAnswerError,
@@ -219,18 +220,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 #: The catalogue's mistakes a causal attention head can make (both
 #: exercises check the same module).
-MISTAKES = frozenset(
-    {
-        "scale_missing",
-        "scale_by_d_k",
-        "scale_wrong_size",
-        "softmax_dim",
-        "mask_polarity",
-        "causal_diagonal",
-        "mask_fill_zero",
-        "dot_T",
-    }
-)
+MISTAKES = CAUSAL_ATTENTION
 
 EXERCISES = [
     Exercise(

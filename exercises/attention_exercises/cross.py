@@ -11,6 +11,7 @@ from attention_lib.cross import CrossAttention
 from attention_lib.dot_product import DotProductAttention
 
 from ._core import (
+    SCALING,
     Exercise,
     Ways,
     attend,
@@ -215,31 +216,14 @@ EXERCISES = [
         WORDS,
         Rules(functions={"CrossAttention": CrossAttention.forward}),
         reference="lib_cross",
-        mistakes=frozenset(
-            {
-                "scale_missing",
-                "scale_by_d_k",
-                "scale_wrong_size",
-                "softmax_dim",
-                "dot_T",
-            }
-        ),
+        mistakes=SCALING | {"dot_T", "softmax_dim"},
     ),
     Exercise(
         "exercise-cross-padding-bug",
         _padded_attention,
         WORDS,
         reference="lib_padded",
-        mistakes=frozenset(
-            {
-                "scale_missing",
-                "scale_by_d_k",
-                "scale_wrong_size",
-                "softmax_dim",
-                "mask_polarity",
-                "mask_fill_zero",
-                "dot_T",
-            }
-        ),
+        mistakes=SCALING
+        | {"dot_T", "mask_fill_zero", "mask_polarity", "softmax_dim"},
     ),
 ]

@@ -13,6 +13,7 @@ from attention_lib.masks import causal_mask, masked_softmax
 from torch import nn
 
 from ._core import (
+    CAUSAL_ATTENTION,
     COUNT,
     Exercise,
     Later,
@@ -361,18 +362,6 @@ EXERCISES = [
         _eval_bug,
         WORDS,
         reference="lib_eval",
-        mistakes=frozenset(
-            {
-                "scale_missing",
-                "scale_by_d_k",
-                "scale_wrong_size",
-                "softmax_dim",
-                "mask_polarity",
-                "causal_diagonal",
-                "mask_fill_zero",
-                "dot_T",
-                "dropout_in_eval",
-            }
-        ),
+        mistakes=CAUSAL_ATTENTION | {"dropout_in_eval"},
     ),
 ]

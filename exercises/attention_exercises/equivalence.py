@@ -15,6 +15,7 @@ from attention_lib.multihead import MultiHeadAttention
 from torch import nn
 
 from ._core import (
+    CAUSAL_ATTENTION,
     Exercise,
     Ways,
     WrongAnswerError,
@@ -271,17 +272,6 @@ EXERCISES = [
         _sdpa_padding,
         WORDS,
         reference="lib_masked",
-        mistakes=frozenset(
-            {
-                "scale_missing",
-                "scale_by_d_k",
-                "scale_wrong_size",
-                "softmax_dim",
-                "mask_polarity",
-                "causal_diagonal",
-                "mask_fill_zero",
-                "dot_T",
-            }
-        ),
+        mistakes=CAUSAL_ATTENTION,
     ),
 ]

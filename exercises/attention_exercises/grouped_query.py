@@ -16,6 +16,7 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from ._core import (
+    CAUSAL_ATTENTION,
     Exercise,
     Later,
     WrongAnswerError,
@@ -389,18 +390,7 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 #: The function's heads come split; the module, which splits and merges
 #: them, can also do it with `view` alone (view_no_transpose).
-_MISTAKES = frozenset(
-    {
-        "scale_missing",
-        "scale_by_d_k",
-        "scale_wrong_size",
-        "softmax_dim",
-        "mask_polarity",
-        "causal_diagonal",
-        "mask_fill_zero",
-        "dot_T",
-    }
-)
+_MISTAKES = CAUSAL_ATTENTION
 
 #: The function exercise shares the key/value heads without repeating them:
 #: its hints for heads paired or counted wrong say how to share them.

@@ -16,6 +16,7 @@ from attention_lib.masks import causal_mask, masked_softmax
 from attention_lib.multihead import MultiHeadAttention
 
 from ._core import (
+    MASKING,
     Exercise,
     WrongAnswerError,
     call,
@@ -430,16 +431,11 @@ def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 #: The mistakes of an answer that calls SDPA, which scales, multiplies and
 #: takes the softmax itself: its mask, and a scale passed to it. An answer
 #: that computes the attention itself can make the others too.
-_SDPA_MISTAKES = frozenset(
-    {
-        "scale_by_d_k",
-        "scale_wrong_size",
-        "mask_polarity",
-        "causal_diagonal",
-        "mask_fill_zero",
-        "causal_upper_left",
-    }
-)
+_SDPA_MISTAKES = MASKING | {
+    "causal_upper_left",
+    "scale_by_d_k",
+    "scale_wrong_size",
+}
 
 EXERCISES = [
     Exercise(

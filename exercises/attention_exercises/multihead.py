@@ -17,6 +17,7 @@ from attention_lib.multihead import MultiHeadAttention
 from torch import nn
 
 from ._core import (
+    CAUSAL_ATTENTION,
     Exercise,
     Flow,
     Later,
@@ -334,19 +335,7 @@ SPLIT_MISTAKES = frozenset({"view_no_transpose"})
 
 #: The catalogue's mistakes a multi-head forward pass can make (scaling twice
 #: gives the outputs of dividing by head_dim: scale_by_d_k).
-MULTI_HEAD_MISTAKES = frozenset(
-    {
-        "scale_missing",
-        "scale_by_d_k",
-        "scale_wrong_size",
-        "softmax_dim",
-        "mask_polarity",
-        "causal_diagonal",
-        "mask_fill_zero",
-        "dot_T",
-        "view_no_transpose",
-    }
-)
+MULTI_HEAD_MISTAKES = CAUSAL_ATTENTION | {"view_no_transpose"}
 
 
 EXERCISES = [

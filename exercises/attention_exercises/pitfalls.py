@@ -18,6 +18,8 @@ from torch import nn
 
 from . import multihead
 from ._core import (
+    MASKING,
+    SCALING,
     Exercise,
     Flow,
     Later,
@@ -417,15 +419,7 @@ EXERCISES = [
         reference="lib_v2",
         # scaling twice (queries divided by sqrt(d_out), then SDPA) gives
         # the outputs of dividing by d_out: scale_by_d_k
-        mistakes=frozenset(
-            {
-                "scale_missing",
-                "scale_by_d_k",
-                "scale_wrong_size",
-                "softmax_dim",
-                "dot_T",
-            }
-        ),
+        mistakes=SCALING | {"dot_T", "softmax_dim"},
     ),
     Exercise(
         "exercise-split-order-bug",
@@ -479,15 +473,7 @@ EXERCISES = [
         _causal_any_batch,
         WORDS,
         reference="lib_causal_any",
-        mistakes=frozenset(
-            {
-                "scale_extra",
-                "softmax_dim",
-                "mask_polarity",
-                "causal_diagonal",
-                "mask_fill_zero",
-            }
-        ),
+        mistakes=MASKING | {"scale_extra", "softmax_dim"},
     ),
     Exercise(
         "exercise-head-scale-bug",

@@ -10,6 +10,7 @@ import torch
 from attention_lib.scoring import additive_scores, scaled_dot_product_scores
 
 from ._core import (
+    SCALING,
     Exercise,
     Ways,
     call,
@@ -165,8 +166,6 @@ EXERCISES = [
         _scaled,
         WORDS,
         reference="lib_scaled",
-        mistakes=frozenset(
-            {"scale_missing", "scale_by_d_k", "scale_wrong_size", "dot_T"}
-        ),
+        mistakes=SCALING | {"dot_T"},
     ),
 ]

@@ -11,6 +11,8 @@ from attention_lib.masks import causal_mask, masked_softmax, padding_mask
 from attention_lib.self_attention import SelfAttentionV1, SelfAttentionV2
 
 from ._core import (
+    MASKING,
+    SCALING,
     Exercise,
     Later,
     Ways,
@@ -410,20 +412,10 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 #: The mistakes of the catalogue scaled attention can make. Scaling twice
 #: by the root of d_k divides by d_k: `scale_by_d_k`.
-SCALED_MISTAKES = frozenset(
-    {"scale_missing", "scale_by_d_k", "scale_wrong_size", "softmax_dim"}
-)
+SCALED_MISTAKES = SCALING | {"softmax_dim"}
 
 #: Those a causal mask on given scores (scaled already) can make.
-MASK_MISTAKES = frozenset(
-    {
-        "mask_polarity",
-        "causal_diagonal",
-        "mask_fill_zero",
-        "softmax_dim",
-        "scale_extra",
-    }
-)
+MASK_MISTAKES = MASKING | {"scale_extra", "softmax_dim"}
 
 EXERCISES = [
     Exercise(
