@@ -38,6 +38,12 @@ class Rules:
         causal_alone: called without its optional mask (its fourth
             argument), the answer calls it with ``is_causal=True`` and no
             ``attn_mask``: the fast path the task asks for.
+        shared_kv: the answer's keys and values (its second and third
+            arguments) are shared with the query heads, not repeated: no
+            `repeat`, `repeat_interleave` or `tile` on them, a view of them
+            or a copy of them (a floating-point tensor of three dimensions
+            or more outside the queries' memory; a mask may be tiled). Told
+            once the results are right.
         graph_safe: the answer could be recorded as a CUDA graph: it reads
             no tensor's value into Python (``.item()``, ``int()``,
             ``.tolist()``, ``.numpy()``, a tensor as a slice bound,
@@ -51,6 +57,7 @@ class Rules:
     sdpa_calls: int | None = None
     no_enable_gqa: bool = False
     causal_alone: bool = False
+    shared_kv: bool = False
     graph_safe: bool = False
 
 
@@ -94,10 +101,25 @@ def active() -> Rules:
     return _active[0]
 
 
+#: What repeats a tensor's entries into new memory (`Rules.shared_kv`).
+_REPEATS = frozenset({"repeat", "repeat_interleave", "tile"})
+
+
+def _memory(arg: Any) -> int | None:
+    if not isinstance(arg, torch.Tensor) or arg.is_meta:
+        return None
+    return int(arg.untyped_storage().data_ptr())
+
+
 class _Watch(TorchFunctionMode):
-    def __init__(self, rules: Rules, found: list[Broken]) -> None:
+    def __init__(
+        self, rules: Rules, found: list[Broken], args: tuple[Any, ...] = ()
+    ) -> None:
         super().__init__()
         self.rules, self.found, self.sdpa = rules, found, 0
+        #: shared_kv: the memory of the queries and of the keys and values
+        self.queries = _memory(args[0]) if args else None
+        self.kv = {_memory(arg) for arg in args[1:3]} - {None}
         #: (whether it got an attn_mask, whether is_causal) for each call
         self.masks: list[tuple[bool, bool]] = []
         #: graph_safe: tensor values read into Python, and shapes made from
@@ -126,9 +148,24 @@ class _Watch(TorchFunctionMode):
                 self.found.append(Broken("rule_enable_gqa", {}))
         elif name.lstrip("_") in self.rules.torch_functions:
             self.found.append(Broken("rule_function", {"name": name}))
+        elif self.rules.shared_kv and name in _REPEATS and self._kv(args):
+            _later.append(
+                Broken("share_heads", {"name": name}, "rule_function")
+            )
         elif self.rules.graph_safe and _reads_without_an_operator(name, args):
             self.host_reads += 1
         return func(*args, **kwargs)
+
+    def _kv(self, args: tuple[Any, ...]) -> bool:
+        """Whether a repeat is called on the keys or the values: a tensor
+        in their memory, or a floating-point one of three dimensions or more
+        outside the queries' (a copy of them)."""
+        tensor = args[0] if args else None
+        if not isinstance(tensor, torch.Tensor):
+            return False
+        memory = _memory(tensor)
+        copy = tensor.dim() >= 3 and tensor.is_floating_point()
+        return memory in self.kv or (copy and memory != self.queries)
 
 
 def _reads_without_an_operator(name: str, args: tuple[Any, ...]) -> bool:
@@ -190,7 +227,7 @@ def watched(
     """Run the code inside under ``rules``; the list it gives holds what was
     broken, once the code is done."""
     found: list[Broken] = []
-    mode = _Watch(rules, found)
+    mode = _Watch(rules, found, args)
     codes = {fn.__code__: name for name, fn in rules.functions.items()}
     traced = _tracer(rules, codes, found) if (rules.no_loop or codes) else None
     previous = sys.gettrace()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -13,7 +12,6 @@ from attention_lib.grouped_query import SDPA_HAS_GQA, GroupedQueryAttention
 from attention_lib.heads import merge_heads, split_heads
 from attention_lib.masks import causal_mask, masked_softmax
 from torch import nn
-from torch.overrides import TorchFunctionMode
 
 from ._core import (
     CAUSAL_ATTENTION,
@@ -220,62 +218,7 @@ def _reference(
 _REFERENCE = "lib_sdpa" if SDPA_HAS_GQA else "lib_explicit"
 
 
-#: What repeats a tensor's entries into new memory: the function exercise
-#: shares the key/value heads instead (`expand`, or the queries grouped).
-_REPEATS = frozenset({"repeat", "repeat_interleave", "tile"})
-
-
-class _Repeats(TorchFunctionMode):
-    """Records the repeating functions (`_REPEATS`) that the code inside
-    calls on the keys or the values: on a tensor in their memory (them, a
-    view of them), or on a floating-point one of three dimensions or more
-    that is not in the queries' (a copy of them). A mask, boolean or of two
-    dimensions, may be tiled."""
-
-    def __init__(self, queries: torch.Tensor, *kv: torch.Tensor) -> None:
-        super().__init__()
-        self.kv = {t.untyped_storage().data_ptr() for t in kv}
-        self.queries = queries.untyped_storage().data_ptr()
-        self.called: list[str] = []
-
-    def __torch_function__(
-        self,
-        func: Any,
-        types: Any,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        name = getattr(func, "__name__", "")
-        tensor = args[0] if args else None
-        if name in _REPEATS and isinstance(tensor, torch.Tensor):
-            memory = tensor.untyped_storage().data_ptr()
-            copy = tensor.dim() >= 3 and tensor.is_floating_point()
-            if memory in self.kv or (copy and memory != self.queries):
-                self.called.append(name)
-        return func(*args, **(kwargs or {}))
-
-
-def _sharing(answer: Any, called: list[str]) -> Callable[..., Any]:
-    """``answer``, with the repeating functions it calls on the keys or the
-    values (its second and third arguments) added to ``called``."""
-
-    @functools.wraps(answer)
-    def run(*args: Any) -> Any:
-        mode = _Repeats(*args[:3])
-        try:
-            with mode:
-                return answer(*args)
-        finally:
-            called.extend(mode.called)
-
-    return run
-
-
 def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
-    # The repeating functions called on the keys or the values: told once
-    # the results are right, so that a wrong result gets its own hint first.
-    called: list[str] = []
-
     def once(seed: int) -> None:
         h, g = _HEADS[seed % len(_HEADS)]
         # The first input has 3 tokens: with 2, a mask one key too far hides
@@ -286,14 +229,11 @@ def _gqa_function(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         k = torch.randn(b, g, t, head_dim, generator=gen)
         v = torch.randn(b, g, t, head_dim, generator=gen)
         args = (q.clone(), k.clone(), v.clone())
-        shared = _sharing(answer, called)
-        out = call(shared, *args, wrong=variants(_wrong(q, k, v, h, g)))
+        out = call(answer, *args, wrong=variants(_wrong(q, k, v, h, g)))
         wrong = variants(_wrong(q, k, v, h, g, out))
         expect(out, _reference(q, k, v, h // g), "context", wrong)
 
     each_seed(once)
-    if called:
-        raise WrongAnswerError("rule_function", "share_heads", name=called[0])
     shape = {"what": "context", "shape": "(b, num_heads, t, head_dim)"}
     values = values_on(_REFERENCE)
     checks = [("shape", shape), ("values", values), ("groups", {})]
@@ -405,7 +345,9 @@ EXERCISES = [
         "exercise-gqa-attention",
         _gqa_function,
         _FUNCTION_WORDS,
-        Rules(no_enable_gqa=True),
+        # Told once the results are right, so that a wrong result gets its
+        # own hint first.
+        Rules(no_enable_gqa=True, shared_kv=True),
         reference=_REFERENCE,
         mistakes=_MISTAKES,
     ),
