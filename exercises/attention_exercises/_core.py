@@ -284,6 +284,18 @@ def variants(ways: Ways) -> dict[str, Callable[[], Any]]:
     }
 
 
+def fill_zero_ways(
+    scores: torch.Tensor, mask: torch.Tensor
+) -> list[Callable[[], torch.Tensor]]:
+    """The two ways of ``mask_fill_zero`` on ``scores`` and a mask whose True
+    means masked out: the masked scores filled with 0 before the softmax, or
+    their weights zeroed after it (rows that no longer sum to 1)."""
+    return [
+        lambda: torch.softmax(scores.masked_fill(mask, 0.0), dim=-1),
+        lambda: torch.softmax(scores, dim=-1).masked_fill(mask, 0.0),
+    ]
+
+
 def _mistake(key: str) -> str:
     """The hint of a wrong answer's key: ``"mistake:way"`` is one of the
     ways of making ``mistake`` (`variants`)."""

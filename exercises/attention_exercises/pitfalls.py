@@ -29,6 +29,7 @@ from ._core import (
     call,
     each_seed,
     expect,
+    fill_zero_ways,
     grad_matches,
     gradients_flow,
     hinted,
@@ -37,6 +38,7 @@ from ._core import (
     module_from,
     seed_weights,
     values_on,
+    variants,
 )
 from ._messages import Messages, messages
 from ._rules import Rules
@@ -387,12 +389,7 @@ def _causal_any_batch(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "mask_polarity:zeros": lambda: masked_softmax(scores, ~mask),
             # the later keys' scores filled with 0, or their weights zeroed
             # after a softmax over every key
-            "mask_fill_zero": lambda: torch.softmax(
-                scores.masked_fill(mask, 0.0), dim=-1
-            ),
-            "mask_fill_zero:after": lambda: torch.softmax(
-                scores, dim=-1
-            ).masked_fill(mask, 0.0),
+            **variants({"mask_fill_zero": fill_zero_ways(scores, mask)}),
             # the given scores divided by sqrt(num_tokens) again
             "scale_extra": lambda: torch.softmax(
                 (scores / n**0.5).masked_fill(mask, -torch.inf), dim=-1

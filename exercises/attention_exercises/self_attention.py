@@ -24,6 +24,7 @@ from ._core import (
     copy_weights,
     each_seed,
     expect,
+    fill_zero_ways,
     hinted,
     later_calls,
     layers_match,
@@ -287,10 +288,7 @@ def _causal_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             ),
             "float_mask": lambda: scores.masked_fill(torch.triu(ones, 1), inf),
             # A fill of 0, or the weights zeroed after the softmax.
-            "mask_fill_zero": lambda: torch.softmax(
-                scores.masked_fill(future, 0.0), dim=-1
-            ),
-            "mask_fill_zero:after": lambda: weights.masked_fill(future, 0.0),
+            **variants({"mask_fill_zero": fill_zero_ways(scores, future)}),
             "softmax_dim": lambda: torch.softmax(
                 scores.masked_fill(future, inf), dim=0
             ),
@@ -382,12 +380,7 @@ def _combined_weights(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                 torch.triu(ones, 2).bool() | padding
             ),
             # A fill of 0, or the weights zeroed after the softmax.
-            "mask_fill_zero": lambda: torch.softmax(
-                scores.masked_fill(hidden, 0.0), dim=-1
-            ),
-            "mask_fill_zero:after": lambda: torch.softmax(
-                scores, dim=-1
-            ).masked_fill(hidden, 0.0),
+            **variants({"mask_fill_zero": fill_zero_ways(scores, hidden)}),
             "softmax_dim": lambda: torch.softmax(
                 scores.masked_fill(hidden, -torch.inf), dim=0
             ),
