@@ -196,7 +196,7 @@ def _html(result: Result) -> str:
     )
 
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = [
     "EXERCISES",

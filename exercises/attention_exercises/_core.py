@@ -316,14 +316,17 @@ def _copy(arg: object) -> object:
     return arg
 
 
-def each_seed(once: Callable[[int], T]) -> list[T]:
+def each_seed(once: Callable[[int], T], kept: bool = True) -> list[T]:
     """``once(seed)`` for each of the COUNT seeds, and what each returned.
     At the first failure the rest still run, so that the failure shows the
     smallest input that fails the same way (a learner reads a 2 x 2 example
     more easily than a 7 x 7 one); what failed and the hint stay the
-    first's, which the checks order to be the most precise."""
+    first's, which the checks order to be the most precise. ``kept``: the
+    results the answer returned must keep their values after later calls
+    (not where a result is a view of state the task has it overwrite)."""
     results: list[T] = []
     first: WrongAnswerError | None = None
+    _returned.clear()
     for seed in range(COUNT):
         try:
             results.append(once(seed))
@@ -344,13 +347,32 @@ def each_seed(once: Callable[[int], T]) -> list[T]:
                 first.example, first.fields = failure.example, failure.fields
     if first is not None:
         raise first
+    if kept:
+        _unchanged_since_returned()
+    _returned.clear()
     return results
+
+
+#: What `expect` accepted during `each_seed`: the tensor the reader's code
+#: returned, a copy of its values then, and what it is called.
+_returned: list[tuple[torch.Tensor, torch.Tensor, str]] = []
+
+
+def _unchanged_since_returned() -> None:
+    """A result must keep its values once returned: an answer that writes
+    every result into one tensor (``out=`` a buffer of its own) returns
+    right numbers each time, and the caller's earlier ones change."""
+    for out, then, what in _returned:
+        if not torch.equal(out.detach(), then):
+            _returned.clear()
+            raise WrongAnswerError("overwritten", "later_call", what=what)
 
 
 #: Failures about how the answer is made, not about what it computes from
 #: an input: they show no input.
 _STRUCTURAL = {
     "missing",
+    "overwritten",
     "instance",
     "not_module",
     "no_linear",
@@ -488,6 +510,7 @@ def _expect(
             expected=str(expected.dtype).removeprefix("torch."),
         )
     if close(out, expected):
+        _returned.append((out, out.detach().clone(), what))
         return out
     hint = _mistake(
         next((key for key, make in wrong.items() if _is(out, make)), "compare")

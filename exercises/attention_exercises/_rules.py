@@ -146,6 +146,8 @@ class _Watch(TorchFunctionMode):
                 self.found.append(Broken("rule_causal_and_mask", {}))
             if self.rules.no_enable_gqa and kwargs.get("enable_gqa"):
                 self.found.append(Broken("rule_enable_gqa", {}))
+            if name in self.rules.torch_functions:
+                self.found.append(Broken("rule_function", {"name": name}))
         elif name.lstrip("_") in self.rules.torch_functions:
             self.found.append(Broken("rule_function", {"name": name}))
         elif self.rules.shared_kv and name in _REPEATS and self._kv(args):

@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from attention_lib.scoring import dot_product_scores
 from attention_lib.weight_free import (
-    attn_scores_all,
-    attn_scores_all_loop,
     context_vectors,
 )
 
@@ -52,21 +51,44 @@ def _inputs(seed: int, batch: int | None = None) -> torch.Tensor:
     return 2 * torch.rand(shape, generator=g) - 1
 
 
+def _queries_and_keys(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    # Two seeds in a row share their sizes, with other values. Fewer or
+    # more queries than keys, where a table the wrong way round has the
+    # wrong shape, and once as many, (6, 6), where it has the right one;
+    # one query only from the third size on, where `*` broadcasts.
+    k = seed // 2
+    num_queries = 1 + (k + 1) % 6
+    num_keys, d = 2 + (7 * k // 3 + 1) % 6, 1 + (k + 3) % 5
+    queries = torch.randn(num_queries, d, generator=g)
+    return queries, torch.randn(num_keys, d, generator=g)
+
+
 def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def once(seed: int) -> None:
-        x = _inputs(seed)
+        queries, keys = _queries_and_keys(seed)
         wrong = {
-            "dims_product": lambda: x.T @ x,
-            "elementwise": lambda: x * x,
-            "one_query": lambda: x @ x[1],
+            "keys_first": lambda: keys @ queries.T,
+            "no_transpose": lambda: queries @ keys,
+            "dims_product": lambda: queries.T @ keys,
+            # The page's `(x_journey * x_your).sum()` on whole matrices:
+            # query i with key i only.
+            "elementwise": lambda: queries * keys,
+            "elementwise:sum": lambda: (queries * keys).sum(-1),
+            "elementwise:keepdim": lambda: (queries * keys).sum(
+                -1, keepdim=True
+            ),
+            # The page's `inputs @ inputs.T`, with one of the two names.
+            "self_scores": lambda: queries @ queries.T,
+            "self_scores:keys": lambda: keys @ keys.T,
             # The scaling of later chapters, a step too early here.
-            "scale_extra": lambda: x @ x.T / x.shape[-1] ** 0.5,
+            "scale_extra": lambda: queries @ keys.T / keys.shape[-1] ** 0.5,
         }
-        out = call(answer, x, wrong=wrong)
-        expect(out, attn_scores_all(x), "scores", wrong)
+        out = call(answer, queries, keys, wrong=wrong)
+        expect(out, dot_product_scores(queries, keys), "scores", wrong)
 
     each_seed(once)
-    shape = {"what": "scores", "shape": "(n, n)"}
+    shape = {"what": "scores", "shape": "(num_queries, num_keys)"}
     return [("shape", shape), ("values", values_on("lib_scores"))]
 
 
@@ -224,10 +246,7 @@ EXERCISES = [
         WORDS,
         Rules(
             no_loop=True,
-            functions={
-                "attn_scores_all": attn_scores_all,
-                "attn_scores_all_loop": attn_scores_all_loop,
-            },
+            functions={"dot_product_scores": dot_product_scores},
         ),
         reference="lib_scores",
         mistakes=frozenset({"scale_extra"}),

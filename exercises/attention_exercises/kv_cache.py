@@ -423,7 +423,9 @@ def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                     _static_step(answer, qkv, full, cache, start, end)
             cache.position.zero_()
 
-    each_seed(once)
+    # The cache's tensors are the task's to overwrite: a step's keys, read
+    # from them, change when the next sequence fills the slots.
+    each_seed(once, kept=False)
     values = values_on("lib_forward")
     return [("values", values), ("steps", {}), ("static_after", {})]
 

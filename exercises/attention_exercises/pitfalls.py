@@ -477,12 +477,13 @@ EXERCISES = [
         multihead.check_multi_head,
         multihead.WORDS,
         # The page's module inherits the library's layers; the forward pass,
-        # whose scale is the exercise, must be the reader's, not the
-        # inherited one.
+        # whose scale is the exercise, must be the reader's: not the
+        # inherited one, nor exercise 5's, which leaves the scale to SDPA.
         Rules(
             functions={
                 "MultiHeadAttention.forward": MultiHeadAttention.forward,
-            }
+            },
+            torch_functions=frozenset({"scaled_dot_product_attention"}),
         ),
         reference="lib_mha",
         mistakes=MULTI_HEAD_MISTAKES,

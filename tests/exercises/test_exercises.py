@@ -19,10 +19,24 @@ from torch import nn
 #: (exercise, the reader's code, the hint it must get). The code defines `answer`.
 WRONG = [
     # attention scores
-    ("exercise-all-scores", "def answer(inputs): return inputs.T @ inputs", "dims_product"),
-    ("exercise-all-scores", "def answer(inputs): return inputs * inputs", "elementwise"),
-    ("exercise-all-scores", "def answer(inputs): return inputs @ inputs[1]", "one_query"),
-    ("exercise-all-scores", "def answer(inputs): inputs @ inputs.T", "return"),
+    ("exercise-all-scores", "def answer(queries, keys): return queries.T @ keys", "dims_product"),
+    ("exercise-all-scores", "def answer(queries, keys): return queries * keys", "elementwise"),
+    ("exercise-all-scores", "def answer(queries, keys): return (queries * keys).sum(-1)", "elementwise"),
+    ("exercise-all-scores", "def answer(queries, keys): return (queries * keys).sum(-1, keepdim=True)", "elementwise"),
+    ("exercise-all-scores", "def answer(queries, keys): return keys @ queries.T", "keys_first"),
+    ("exercise-all-scores", "def answer(queries, keys): return queries @ keys", "no_transpose"),
+    # One tensor for every result: each call overwrites the scores it returned before.
+    (
+        "exercise-all-scores",
+        "out = torch.empty(0)\ndef answer(queries, keys): return torch.matmul(queries, keys.T, out=out)",
+        "later_call",
+    ),
+    # The transposed table has the right shape only with as many queries as keys: the values tell it then.
+    ("exercise-all-scores", "def answer(queries, keys): return (keys @ queries.T).view(len(queries), -1)", "compare"),
+    ("exercise-all-scores", "def answer(queries, keys): return queries @ queries.T", "self_scores"),
+    ("exercise-all-scores", "def answer(queries, keys): return keys @ keys.T", "self_scores"),
+    ("exercise-all-scores", "def answer(queries, keys): return queries @ keys.T / len(keys.T) ** 0.5", "scale_extra"),
+    ("exercise-all-scores", "def answer(queries, keys): queries @ keys.T", "return"),
     ("exercise-batched-scores", "def answer(x): return x @ x.T", "dot_T"),
     ("exercise-batched-scores", "def answer(x): return x @ x.transpose(0, 1)", "dot_T"),
     # attention weights
@@ -410,7 +424,7 @@ WRONG += [
 
 #: A right answer to each exercise, as a reader might write it (not the page's solution).
 RIGHT = {
-    "exercise-all-scores": "def answer(inputs): return torch.einsum('id,jd->ij', inputs, inputs)",
+    "exercise-all-scores": "def answer(queries, keys): return torch.einsum('qd,kd->qk', queries, keys)",
     "exercise-batched-scores": "def answer(x): return torch.bmm(x, x.permute(0, 2, 1))",
     "exercise-stable-softmax": "def answer(x): return torch.exp(x - torch.logsumexp(x, dim=-1, keepdim=True))",
     "exercise-softmax-bug": "def answer(x): return torch.nn.functional.softmax(x, dim=1)",
@@ -455,11 +469,15 @@ WRONG += [
         ),
         "inplace_op",
     ),
-    ("exercise-all-scores", "def answer(inputs):\n    inputs /= 2\n    return 4 * inputs @ inputs.T", "keep_inputs"),
+    (
+        "exercise-all-scores",
+        "def answer(queries, keys):\n    keys /= 2\n    return 2 * queries @ keys.T",
+        "keep_inputs",
+    ),
     ("exercise-batched-scores", "def answer(x): return (x @ x.transpose(1, 2)).double()", "dtype"),
-    ("exercise-all-scores", "def answer(inputs): return (inputs @ inputs.T).long()", "dtype"),
-    ("exercise-all-scores", "def answer(inputs): return (inputs @ inputs.T).to(torch.complex64)", "dtype"),
-    ("exercise-all-scores", "def answer(inputs): return (inputs @ inputs.T).to_sparse()", "compare"),
+    ("exercise-all-scores", "def answer(queries, keys): return (queries @ keys.T).long()", "dtype"),
+    ("exercise-all-scores", "def answer(queries, keys): return (queries @ keys.T).to(torch.complex64)", "dtype"),
+    ("exercise-all-scores", "def answer(queries, keys): return (queries @ keys.T).to_sparse()", "compare"),
     (
         "exercise-self-attention",
         SELF_ATTENTION.format(line="return " + RIGHT_WEIGHTS + " @ values").replace(
@@ -498,7 +516,7 @@ def test_a_module_made_from_the_class_is_not_the_class() -> None:
 
 
 def test_a_sparse_result_is_named_as_such() -> None:
-    result = diagnose("exercise-all-scores", lambda inputs: (inputs @ inputs.T).to_sparse())
+    result = diagnose("exercise-all-scores", lambda queries, keys: (queries @ keys.T).to_sparse())
     assert "are a sparse_coo tensor, not an ordinary one" in " ".join(str(result).split())
 
 
@@ -854,6 +872,10 @@ RIGHT |= {
                 return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[:n, :n])
         """,
 }
+
+
+# The bug's fix below the causal-buffer write-it hands the attention to SDPA; the write-it rules that out.
+WRONG.append(("exercise-causal-buffer", RIGHT["exercise-mask-attribute-bug"], "rule_function"))
 
 # multi-head (exercises/attention_exercises/multihead.py)
 MULTIHEAD_SPLIT = """
@@ -1732,6 +1754,16 @@ WRONG += [
     ),
     ("exercise-head-scale-bug", _multihead_module(scale="d_out ** 0.5"), "scale_wrong_size"),
     ("exercise-head-scale-bug", _multihead_module(scale="hd"), "scale_by_d_k"),
+    # Exercise 5's forward pass, copied onto exercise 8's module: right outputs, but SDPA picks the scale the
+    # exercise asks the reader to find.
+    (
+        "exercise-head-scale-bug",
+        _multihead_module().replace(
+            "context = torch.softmax(scores / hd ** 0.5, dim=-1) @ v",
+            "context = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)",
+        ),
+        "rule_function",
+    ),
     (
         "exercise-fill-value-bug",
         MASKED_WEIGHTS.format(
@@ -1983,7 +2015,7 @@ def test_a_learners_first_check_imports_nothing_heavy() -> None:
     code = (
         "import sys, torch\n"
         "from attention_exercises import check\n"
-        "def answer(inputs): return inputs @ inputs.T\n"
+        "def answer(queries, keys): return queries @ keys.T\n"
         "check('exercise-all-scores', answer)\n"
         "print(sorted(name for name in ('torch._dynamo', 'torch._inductor') if name in sys.modules))\n"
     )

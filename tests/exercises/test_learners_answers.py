@@ -58,8 +58,8 @@ def test_a_loop_in_a_helper_from_another_cell_breaks_the_rule() -> None:
     the reader's code all the same."""
     namespace: dict[str, object] = {}
     cells = [
-        "import torch\n\ndef rows(x):\n    return torch.stack([x @ row for row in x])\n",
-        "def all_scores(inputs):\n    return rows(inputs)\n",
+        "import torch\n\ndef rows(queries, keys):\n    return torch.stack([keys @ query for query in queries])\n",
+        "def all_scores(queries, keys):\n    return rows(queries, keys)\n",
     ]
     for number, cell in enumerate(cells, start=1):
         exec(compile(cell, f"/tmp/ipykernel_1/{number}.py", "exec"), namespace)

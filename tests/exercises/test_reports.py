@@ -135,13 +135,13 @@ def test_a_cache_given_to_the_answer_is_shown_as_it_was_before_the_call() -> Non
 
 
 def test_no_failure_of_a_rule_shows_an_input() -> None:
-    def all_scores(inputs):
-        return torch.stack([inputs @ row for row in inputs])
+    def all_scores(queries, keys):
+        return torch.stack([keys @ query for query in queries])
 
     result = diagnose("exercise-all-scores", all_scores)
     assert result.hint == "rule_loop"
     assert "The smallest input" not in str(result)
-    assert "Compared with: attention_lib.attn_scores_all" in str(result)
+    assert "Compared with: attention_lib.dot_product_scores" in str(result)
 
 
 def test_check_prints_its_result_and_returns_it(capsys: pytest.CaptureFixture) -> None:

@@ -290,10 +290,10 @@ def _self_attention_class() -> type:
 
 
 def test_an_answer_that_replaces_torch_allclose_does_not_change_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
-    def lying(inputs: torch.Tensor) -> torch.Tensor:
+    def lying(queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
         monkeypatch.setattr(torch, "allclose", lambda *args, **kwargs: True)
         monkeypatch.setattr(torch, "equal", lambda *args, **kwargs: True)
-        return torch.zeros(inputs.shape[0], inputs.shape[0])
+        return torch.zeros(queries.shape[0], keys.shape[0])
 
     assert not diagnose("exercise-all-scores", lying)
 
