@@ -36,6 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 TORCH_SPEC = os.environ.get("TORCH_SPEC", "torch==2.13.0")
+#: The book's own code (llms_from_scratch.llama3), which tests/lib/test_rope.py compares attention_lib.rope with.
+#: Installed without its requirements (tensorflow, jupyterlab, numpy<2.1: its notebooks'), which its RoPE does not
+#: need; pinned, since nothing else then checks what a new release would need.
+BOOK_SPEC = "llms-from-scratch==1.0.19"
 #: The two halves of the suite, which together are the whole: every layer but the built site and its browser
 #: (``--fast``, a couple of minutes), and the site layer (``--site``), which GitHub runs as a job of its own.
 WITHOUT_SITE = ["tests/lib", "tests/exercises", "tests/pages", "tests/tooling", "docs"]
@@ -83,7 +87,8 @@ def ensure_env() -> None:
     # The packages' versions too: an editable install keeps the version it was installed with.
     fingerprint = hashlib.sha256(
         b"".join((project / "pyproject.toml").read_bytes() for project in [*(d.project for d in DISTRIBUTIONS), TOOLS])
-        + f"{TORCH_SPEC}|{extra}|{sys.version}|{[_version(dist.package) for dist in DISTRIBUTIONS]}".encode()
+        + f"{TORCH_SPEC}|{BOOK_SPEC}|{extra}|{sys.version}|".encode()
+        + str([_version(dist.package) for dist in DISTRIBUTIONS]).encode()
     ).hexdigest()
     stamp = VENV / f".installed-{extra}"
     if stamp.exists() and stamp.read_text() == fingerprint:
@@ -97,6 +102,7 @@ def ensure_env() -> None:
     # The site's tooling (docs_tools/pyproject.toml, never published) too, so that the hooks that import it
     # work under MkDocs' own `mkdocs serve` and `mkdocs build`, from the activated .venv, as under dev.py.
     run(*pip, "-e", f".[{extra}]", "-e", "./exercises", "-e", f"./{TOOLS.name}")
+    run(*pip, "--no-deps", BOOK_SPEC)
     stamp.write_text(fingerprint)
 
 

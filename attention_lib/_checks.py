@@ -268,8 +268,23 @@ def check_cache_update(
     cache: StaticKVCache, keys: torch.Tensor, values: torch.Tensor
 ) -> None:
     """Refuse keys and values that a ``StaticKVCache`` cannot hold, before writing any."""
-    buffer = cache.keys
-    b, h, max_tokens, head_dim = buffer.shape
+    check_cache_tensors(cache.keys, keys, values)
+    max_tokens = cache.keys.shape[2]
+    if (
+        not cache.static_shapes
+        and cache.num_filled + keys.shape[2] > max_tokens
+    ):
+        raise ValueError(
+            f"the cache holds {cache.num_filled} tokens and {keys.shape[2]} more do not fit in "
+            f"max_tokens={max_tokens}: call reset() before a new sequence, or allocate a larger cache"
+        )
+
+
+def check_cache_tensors(
+    buffer: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
+) -> None:
+    """Refuse keys and values whose batch, heads, head size, dtype or device differ from a cache ``buffer``'s."""
+    b, h, _, head_dim = buffer.shape
     for name, new in (("keys", keys), ("values", values)):
         if new.dim() != 4 or (new.shape[0], new.shape[1], new.shape[3]) != (
             b,
@@ -290,14 +305,6 @@ def check_cache_update(
                 f"{name} must be on the cache's device, {buffer.device}, got {new.device}: "
                 f"create the cache on the layer's device"
             )
-    if (
-        not cache.static_shapes
-        and cache.num_filled + keys.shape[2] > max_tokens
-    ):
-        raise ValueError(
-            f"the cache holds {cache.num_filled} tokens and {keys.shape[2]} more do not fit in "
-            f"max_tokens={max_tokens}: call reset() before a new sequence, or allocate a larger cache"
-        )
 
 
 def check_static_cache(
@@ -343,3 +350,63 @@ def check_kv_groups(num_heads: int, num_kv_groups: object) -> int:
             f"num_kv_groups={num_kv_groups}: every key/value head serves the same number of query heads"
         )
     return num_heads // num_kv_groups
+
+
+def check_integer_tensor(
+    name: str, x: object, dims: Sequence[str]
+) -> torch.Tensor:
+    """Check that ``x`` is an integer tensor (not bool) laid out as ``dims`` or, with one dimension less, unbatched."""
+    layouts = " or ".join(
+        str(tuple(dims[first:])).replace("'", "") for first in (1, 0)
+    )
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(
+            f"{name} must be a torch.Tensor of shape {layouts}, got {type(x).__name__}"
+        )
+    if x.dtype == torch.bool or x.is_floating_point() or x.is_complex():
+        raise TypeError(
+            f"{name} must hold integers (e.g. torch.long), got dtype {x.dtype}"
+        )
+    if x.dim() not in (len(dims) - 1, len(dims)):
+        raise ValueError(
+            f"{name} must be a tensor of shape {layouts}, got {tuple(x.shape)}"
+        )
+    return x
+
+
+def check_left_lens(
+    valid_lens: object, num_keys: int, keys_name: str = "num_keys"
+) -> torch.Tensor:
+    """Check one length per sequence, ``(batch,)``, whole numbers in [0, num_keys] (a left-padded batch)."""
+    check_positive_int(keys_name, num_keys)
+    if not isinstance(valid_lens, torch.Tensor):
+        raise TypeError(
+            f"valid_lens must be a torch.Tensor of shape (batch,), got {type(valid_lens).__name__}"
+        )
+    if valid_lens.dim() != 1:
+        raise ValueError(
+            f"valid_lens must be a tensor of shape (batch,), one length per sequence, got {tuple(valid_lens.shape)}"
+        )
+    return check_valid_lens(valid_lens, valid_lens.shape[0], 1, num_keys)
+
+
+def check_non_negative_int(name: str, value: object) -> int:
+    message = f"{name} must be a non-negative integer, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(message)
+    if value < 0:
+        raise ValueError(message)
+    return value
+
+
+def check_num_keys(num_queries: int, num_keys: object) -> int:
+    """``num_keys``, ``num_queries`` when None: the queries are the last of the keys' positions, so no fewer."""
+    if num_keys is None:
+        return num_queries
+    num_keys = check_positive_int("num_keys", num_keys)
+    if num_keys < num_queries:
+        raise ValueError(
+            f"num_keys ({num_keys}) must be at least num_queries ({num_queries}): the queries are the last "
+            "num_queries of the num_keys positions (the earlier ones come from a KV cache)"
+        )
+    return num_keys
