@@ -72,14 +72,19 @@ def sybil(docs: Path) -> Sybil:
         path=str(docs),
         patterns=["*.md"],
         name="docs",
-        teardown=_checker_back_to_english,
+        teardown=leave_the_process_as_found,
     )
 
 
-def _checker_back_to_english(namespace: dict[str, Any]) -> None:
-    """A translated page sets the exercise checker's language (``set_language("zh")``), which lasts for the
-    process: the pages run after it in the same worker print English again. The page's own import of it is
-    used, so that the tooling need not import the checker."""
+def leave_the_process_as_found(namespace: dict[str, Any]) -> None:
+    """Undo what a page sets for the whole process, so that the pages run after it in the same worker print
+    what they show whatever ran before them: the exercise checker's language (a translated page's
+    ``set_language("zh")``) and torch's print options (``torch.set_printoptions(sci_mode=False)``, which
+    would print another page's ``1.2339e-04`` as ``0.0001``). The page's own imports are used, so that the
+    tooling imports neither the checker nor torch."""
     set_language = namespace.get("set_language")
     if callable(set_language):
         set_language("en")
+    torch = namespace.get("torch")
+    if torch is not None and callable(getattr(torch, "set_printoptions", None)):
+        torch.set_printoptions(profile="default")  # sci_mode too: back to automatic

@@ -286,7 +286,9 @@ def check_headings(pair: _Pair) -> list[Problem]:
 
 
 LINK = re.compile(
-    r"(?P<image>!?)\[(?P<text>(?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"  # [text] or ![alt], one level of [] inside
+    # [text] or ![alt], one level of [] inside; the text may wrap onto the next line, as a paragraph does in
+    # Markdown, but a blank line ends it.
+    r"(?P<image>!?)\[(?P<text>(?:[^\[\]\n]|\n(?![ \t]*\n)|\[[^\[\]\n]*\])*)\]"
     r"\((?P<target><[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\)"  # (target "optional title")
 )
 TRANSLATED_FILE = re.compile(r"\.[a-z]{2,3}(?:[-_][A-Za-z]{2,4})?\.md\b")

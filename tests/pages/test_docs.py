@@ -143,3 +143,19 @@ def test_blanking_code_keeps_what_follows_a_block_shown_inside_another() -> None
     """A ````markdown example holding a ```python block is blanked once, as a whole, lines kept."""
     text = "# A\n\n````markdown\n```python\nx = 1\n```\n````\n\n## B { #b }\n"
     assert without_code(text) == "# A\n\n" + "\n" * 5 + "\n## B { #b }\n"
+
+
+def test_a_page_leaves_torchs_print_options_as_it_found_them() -> None:
+    """A page that sets torch's print options for its own numbers (real-model.md: ``sci_mode=False``) would change
+    how every page run after it in the same worker prints: ``1.2339e-04`` became ``0.0001`` on another page."""
+    import torch
+
+    small = torch.tensor([1.2339e-04, 9.9988e-01, 3.0586e-07])
+    before = str(small)
+    torch.set_printoptions(sci_mode=False, precision=2)
+    try:
+        assert str(small) != before
+        examples.leave_the_process_as_found({"torch": torch})
+        assert str(small) == before
+    finally:
+        torch.set_printoptions(profile="default")

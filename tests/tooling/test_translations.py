@@ -383,6 +383,19 @@ def test_a_changed_or_dropped_link_or_image_is_reported(tmp_path: Path) -> None:
     ]
 
 
+def test_a_link_whose_text_wraps_onto_the_next_line_is_a_link(tmp_path: Path) -> None:
+    """An English paragraph wrapped at ~104 columns may break a link's text; Markdown renders it as one link, so a
+    translation that drops it is reported, and one that keeps it is not reported as adding one."""
+    english = ENGLISH + "\nThis page is for a reader who has built the [KV\ncache](kv-cache.md) already.\n"
+    kept = CHINESE + "\n本页写给已经实现过 [KV 缓存](kv-cache.md) 的读者。\n"
+    dropped = CHINESE + "\n本页写给已经实现过 KV 缓存的读者。\n"
+    assert _problems(tmp_path, kept, english) == []
+    (problem,) = _problems(tmp_path, dropped, english)
+    assert "英文页面有链接 kv-cache.md" in problem.what
+    # A blank line ends a paragraph, and a bracket left open there is no link.
+    assert _problems(tmp_path, CHINESE, ENGLISH + "\nSee [the\n\ncache](kv-cache.md).\n") == []
+
+
 def test_a_link_to_a_files_own_translation_counts_as_the_same_link(tmp_path: Path) -> None:
     english = ENGLISH + "\nSee [CONTRIBUTING](https://example.org/CONTRIBUTING.md).\n"
     chinese = CHINESE + "\n参见[贡献指南](https://example.org/CONTRIBUTING.zh-CN.md)。\n"
