@@ -78,7 +78,7 @@ from .weight_free import (
 )
 from .window_cache import SlidingWindowKVCache
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 __all__ = [
     "DESSERT_SENTENCE",

@@ -14,6 +14,7 @@ of the controls. The build itself imports no torch, so the numbers are written h
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -78,7 +79,57 @@ def multi_head() -> Explorer:
     )
 
 
-EXPLORERS: dict[str, Callable[[], Explorer]] = {"weights": weights, "masks": masks, "multi-head": multi_head}
+@functools.cache
+def real_model_gpt2() -> tuple[torch.Tensor, al.MultiHeadAttention, torch.Tensor]:
+    """The real-model page's GPT-2 (transformers, built from the page's configuration after manual_seed(123)), run
+    on the six words as the page's made-up token ids: layer 0's input, what a forward hook captures (its ln_1
+    output, ``(6, 8)``), the layer as attention_lib.from_gpt2_attention copies it, and the layer's attention
+    weights as ``output_attentions=True`` returns them, ``(num_heads, 6, 6)``."""
+    # Only this page's explorer and figures need transformers (the test extra has it): the others are made without.
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(
+        vocab_size=16,
+        n_positions=16,
+        n_embd=8,
+        n_layer=2,
+        n_head=2,
+        initializer_range=0.5,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    torch.manual_seed(123)
+    model = GPT2LMHeadModel(config)
+    nn.Module.eval(model)  # what PreTrainedModel.eval does, typed
+    model.set_attn_implementation("eager")
+    layer = model.get_submodule("transformer.h.0.attn")  # the page's model.transformer.h[0].attn
+    captured: list[torch.Tensor] = []
+    handle = layer.register_forward_hook(lambda module, args, output: captured.append(args[0]))
+    with torch.no_grad():
+        out = model(torch.tensor([[1, 2, 3, 4, 5, 6]]), output_attentions=True)
+    handle.remove()
+    (inputs,) = captured
+    return inputs[0], al.from_gpt2_attention(layer, config.n_positions), out.attentions[0][0]
+
+
+def gpt2() -> Explorer:
+    """The real-model page: layer 0 of its GPT-2 (`real_model_gpt2`). The inputs are what the layer is fed; the
+    projections are the three blocks of its Conv1D c_attn, transposed to nn.Linear's layout. explorer.js computes
+    without biases: GPT-2 built from a configuration has zero biases, and a model with others is refused here,
+    not drawn wrong."""
+    inputs, mha, _ = real_model_gpt2()
+    projections = (mha.W_query, mha.W_key, mha.W_value)
+    if any(linear.bias is not None and bool(linear.bias.any()) for linear in projections):
+        raise ValueError("layer 0's c_attn has biases other than zero, which the explorer does not add")
+    return _explorer(inputs, projections, [1, 2], query=5, scale=True, causal=True, valid_len=6, num_heads=2)
+
+
+EXPLORERS: dict[str, Callable[[], Explorer]] = {
+    "weights": weights,
+    "masks": masks,
+    "multi-head": multi_head,
+    "gpt2": gpt2,
+}
 
 
 def explorers_json() -> str:

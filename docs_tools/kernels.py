@@ -30,7 +30,11 @@ from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning.local_provisioner import LocalProvisioner
 
 #: What the forkserver imports before it forks a kernel or a script: what every notebook imports, and the kernel.
-PRELOAD = ["torch", "attention_lib", "ipykernel.kernelapp", __name__]
+#: tqdm.auto, which transformers imports (the real-model notebook), goes before the kernel: imported inside one
+#: without ipywidgets (Colab has them, the test suite does not) it warns "IProgress not found" on stderr, and the
+#: cell's output is no longer the page's; imported here it is tqdm's plain progress bar. A module that is not
+#: installed is skipped.
+PRELOAD = ["torch", "attention_lib", "tqdm.auto", "ipykernel.kernelapp", __name__]
 #: How a kernel spec starts ipykernel; what follows is the kernel's command line (``-f <connection file>``).
 IPYKERNEL = ["-m", "ipykernel_launcher"]
 

@@ -48,6 +48,7 @@ from docs_tools.pages import (
     exercises,
     fenced_blocks,
     shown_outputs,
+    skipped,
 )
 from docs_tools.project import DOCS, ROOT
 
@@ -75,6 +76,12 @@ def _words(lang: str) -> config.Settings:
 #: The packages a notebook installs, each with the folder its project is in (the repository's tag
 #: ``<name>-v<version>`` holds it; CONTRIBUTING.md, "Releasing").
 PACKAGES = {"attention_lib": ".", "attention_exercises": "exercises"}
+#: The packages a page may import beyond those two, each with the requirement the test suite runs the page with
+#: (pyproject.toml's ``test`` extra: a test compares): its notebook installs that where another major version, or
+#: none, is installed. Colab has transformers preinstalled; elsewhere a reader may have another major version.
+EXTRAS = {"transformers": "transformers>=5,<6"}
+#: An import statement's first module, at the start of a line of code.
+IMPORT = re.compile(r"^\s*(?:from|import)\s+(?P<name>\w+)", re.M)
 
 
 def version(name: str = "attention_lib") -> str:
@@ -106,10 +113,25 @@ def _wrapped(text: str, width: int = 62) -> list[str]:
     return [*pieces, line]
 
 
-def install_cell(lang: str, repository: str) -> str:
+def extras(sources: list[str]) -> list[str]:
+    """The packages of `EXTRAS` that the code ``sources`` (a page's blocks that run) imports, in order."""
+    imported = {match["name"] for source in sources for match in IMPORT.finditer(source)}
+    return [name for name in EXTRAS if name in imported]
+
+
+def _major(requirement: str) -> str:
+    """The major version a requirement such as ``transformers>=5,<6`` allows, and only that one."""
+    found = re.fullmatch(r"[\w-]+>=(\d+)(?:\.0)*,<(\d+)", requirement)
+    if found is None or int(found[2]) != int(found[1]) + 1:
+        raise ValueError(f"{requirement}: an extra package is required as name>=N,<N+1, one major version")
+    return found[1]
+
+
+def install_cell(lang: str, repository: str, extra: list[str] | tuple[str, ...] = ()) -> str:
     """The notebook's first code cell: both packages at the pages' versions, from PyPI, unless this Python
     has those versions already (where the test suite runs the notebooks, it does nothing). Its comment gives
-    the way round an unreachable PyPI: the same versions from the repository's release tags. A Chinese
+    the way round an unreachable PyPI: the same versions from the repository's release tags. Then each of the
+    ``extra`` packages the page imports (`EXTRAS`), where another major version or none is installed. A Chinese
     notebook then sets the checker's language, once for all its checks."""
     pinned = {name: version(name) for name in PACKAGES}
     fallback = [
@@ -143,6 +165,13 @@ def install_cell(lang: str, repository: str) -> str:
         + "            .format(missing=', '.join(missing))\n"
         "        )\n"
     )
+    for name in extra:
+        requirement = EXTRAS[name]
+        cell += (
+            f"# {_words(lang)['extra_package'].format(requirement=requirement)}\n"
+            f'if (installed("{name}") or "").split(".")[0] != "{_major(requirement)}":\n'
+            f'    %pip install --quiet "{requirement}"\n'
+        )
     if lang != "en":
         cell += (
             f'\nfrom attention_exercises import set_language\n\nset_language("{lang}")  # {_words(lang)["language"]}\n'
@@ -243,6 +272,10 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
     document = Document(text, str(path))
     blocks = list(fenced_blocks(document))
     outputs = shown_outputs(document, blocks)
+    # The code a reader runs: neither library source nor code shown without running (skipped).
+    runs = [
+        str(block.lexemes["source"]) for block in blocks if block.lexemes["info"] == RUN and not skipped(text, block)
+    ]
     words = _words(lang)
     first = re.match(r"# (.*?)\s*\{\s*#([\w-]+)", text)
     if first is None:
@@ -258,7 +291,7 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
             + f" [{words['colab']}]({colab})"
         ),
         v4.new_markdown_cell(words["setup"].format(version=version(), checker=version("attention_exercises"))),
-        v4.new_code_cell(install_cell(lang, repository)),
+        v4.new_code_cell(install_cell(lang, repository, extras(runs))),
     ]
     position = text.index("\n", text.index("# ")) + 1  # the page's own title is the notebook's first cell
     # The exercises' solutions are left out (one click away on the page): in their place, a write-it exercise
@@ -289,6 +322,8 @@ def notebook(page: str, lang: str) -> nbformat.NotebookNode:
         info = block.lexemes["info"]
         if info not in (RUN, OUTPUT):
             continue  # other fences (bash, text) stay in the prose around them
+        if info == RUN and skipped(text, block) and not INCLUDE.match(str(block.lexemes["source"]).strip()):
+            continue  # shown, not run (it downloads, say): it stays in the prose too, never a cell to run
         if block.start in folds:
             position = block.end
             cells.append(v4.new_markdown_cell(_folded(folds[block.start])))
@@ -371,7 +406,15 @@ def target(page: str, lang: str) -> Path:
 
 
 def outputs() -> dict[Path, Callable[[], str]]:
-    return {target(page, lang): functools.partial(render, page, lang) for lang in LANGUAGES for page in CHAPTERS}
+    """Every chapter's notebook in every language whose page exists. A page not translated yet has no notebook in
+    that language until it is: the site shows the English one under the banner meanwhile, and the translation
+    checks and the notebooks' tests name the missing page (a pull request adds both languages at once)."""
+    return {
+        target(page, lang): functools.partial(render, page, lang)
+        for lang in LANGUAGES
+        for page in CHAPTERS
+        if (DOCS / lang / f"{page}.md").exists()
+    }
 
 
 def stale_notebooks() -> list[str]:

@@ -131,6 +131,16 @@ def library_code(include: str, root: Path) -> str:
     return "\n".join(text for _, text in library_section(include, root)[1]).strip("\n")
 
 
+#: A skip directive and the blank lines after it, up to the block it hides.
+_SKIP_BEFORE = re.compile(SKIP.pattern + r"\s*\Z")
+
+
+def skipped(text: str, block: Region) -> bool:
+    """Whether ``block`` is shown without running: a skip directive (``<!-- skip: next "why" -->``) stands right
+    before it, as before library source and code that needs what the suite lacks (a download)."""
+    return _SKIP_BEFORE.search(text, 0, block.start) is not None
+
+
 def fenced_blocks(document: Document) -> Iterator[Region]:
     return iter(FENCES(document))
 

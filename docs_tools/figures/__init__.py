@@ -12,9 +12,9 @@ the light palette and ``name-dark.svg`` for the dark one (``dark()``), and a pag
 
 One module per family of figures: ``heatmaps`` (attention weights, cell by cell), ``shapes`` (tensors by
 their shapes, heads and strides), ``masks``, ``scores`` (the query "journey" as bar charts, and the scaling),
-``benchmarks`` (the attention paths' plots); ``_svg`` holds what they share (fonts, colors, the document, the
-dark palette) and ``words`` the words of the figures drawn in each language. This module lists them all and
-writes them.
+``benchmarks`` (the attention paths' plots), ``positions`` (the angles RoPE turns by); ``_svg`` holds what
+they share (fonts, colors, the document, the dark palette) and ``words`` the words of the figures drawn in each
+language. This module lists them all and writes them.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from docs_tools.figures.heatmaps import (
     causal_attn_weights,
     cross_attn_weights,
     dropout_weights,
+    gpt2_head_0,
+    gpt2_head_1,
     journey_attn_weights,
     trained_heads_after,
     trained_heads_before,
@@ -40,8 +42,10 @@ from docs_tools.figures.masks import (
     causal_and_padding,
     mask_conventions,
     mask_cost,
+    masks_beyond,
     two_ways,
 )
+from docs_tools.figures.positions import rope_angles
 from docs_tools.figures.scores import bottleneck, query_pipeline, query_scores, sharpness, softmax_scaling
 from docs_tools.figures.shapes import (
     fold_order,
@@ -89,6 +93,8 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "sharpness": sharpness,
     "two-ways": two_ways,
     "attention-kinds": attention_kinds,
+    "rope-angles": rope_angles,
+    "masks-beyond": masks_beyond,
 }
 
 
@@ -104,6 +110,8 @@ FIGURE_MAKERS: dict[str, Callable[[], str]] = {
     "journey-attn-weights.svg": journey_attn_weights,
     "causal-attn-weights.svg": causal_attn_weights,
     "head-splitting.svg": head_splitting,
+    "gpt2-head-0.svg": gpt2_head_0,
+    "gpt2-head-1.svg": gpt2_head_1,
 }
 
 

@@ -10,6 +10,7 @@ import torch
 
 import attention_lib as al
 from docs_tools.figures._svg import FONT, INK, MONO, MUTED, svg
+from docs_tools.interactive import real_model_gpt2
 
 
 def _blend(weight: float) -> str:
@@ -157,3 +158,16 @@ def trained_heads_before() -> str:
 
 def trained_heads_after() -> str:
     return _head_panels(_trained_example_weights()[1], "Attention weights of two heads after training")
+
+
+def gpt2_head_0() -> str:
+    """Head 0 of layer 0 of the real-model page's GPT-2, as ``output_attentions=True`` returns it."""
+    _, _, attn_weights = real_model_gpt2()
+    title = "Attention weights of GPT-2's layer 0, head 0"
+    return heatmap(attn_weights[0], al.JOURNEY_WORDS, title, masked=al.causal_mask(6))
+
+
+def gpt2_head_1() -> str:
+    _, _, attn_weights = real_model_gpt2()
+    title = "Attention weights of GPT-2's layer 0, head 1"
+    return heatmap(attn_weights[1], al.JOURNEY_WORDS, title, masked=al.causal_mask(6))

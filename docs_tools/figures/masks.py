@@ -1,5 +1,6 @@
 """The masks: causal and padding together, the rows a cached step needs, the three conventions, the memory of a
-stored mask, the three kinds of attention of an encoder–decoder, and the two ways to apply a mask."""
+stored mask, the three kinds of attention of an encoder–decoder, the two ways to apply a mask, and three masks
+beyond the causal one (a sliding window, packed documents, left padding)."""
 
 from __future__ import annotations
 
@@ -243,3 +244,51 @@ def attention_kinds(lang: str) -> str:
         body.append(f'<text x="{left + 26}" y="{y + 14}">{escape(words[kind])}</text>')
     body.append("</g>")
     return svg(400, legend + 3 * 24 + 4, words["kinds_title"], body)
+
+
+def masks_beyond(lang: str) -> str:
+    """Three masks of 6 tokens from attention_lib, side by side: the sliding window of 3
+    (``sliding_window_mask``), two packed documents of 2 and 4 tokens (``document_mask``) and a sequence of 4
+    real tokens after 2 of left padding (``left_padded_causal_mask``): which keys each query attends to, which
+    the causal mask hides and which the panel's own mask hides besides."""
+    words = words_in(lang)
+    n = 6
+    causal = al.causal_mask(n)  # (n, n)
+    panels = [
+        (words["window_panel"], al.sliding_window_mask(n, 3)),  # (n, n)
+        (words["document_panel"], al.document_mask(al.document_ids_from_lengths([2, 4]))),  # (n, n)
+        (words["left_panel"], al.left_padded_causal_mask(torch.tensor([4]), n)[0]),  # (n, n)
+    ]
+    # Three grids side by side within a phone's 358 px, none of their text scaled down.
+    cell, gap, label, left = 15, 12, 14, 10
+    panel = label + n * cell
+    colors = {"attended": "#c5cae9", "causal": "#eceff1", "beyond": "#ffe0b2"}
+    marks = {"attended": "", "causal": "–", "beyond": "×"}
+    titles = [title.split("\n") for title, _ in panels]
+    top = 62 + 15 * (max(map(len, titles)) - 1)
+    body = [f'<g {FONT} font-size="11" fill="{INK}">']
+    body.append(f'<text x="{left}" y="16" font-size="12" fill="{MUTED}">{escape(words["kinds_note"])}</text>')
+    for index, (title, (_, mask)) in enumerate(zip(titles, panels, strict=True)):
+        x0 = left + index * (panel + gap)
+        for row, line in enumerate(title):
+            body.append(f'<text x="{x0}" y="{38 + row * 15}" font-size="12">{escape(line)}</text>')
+        for j in range(n):
+            body.append(f'<text x="{x0 + label + j * cell + cell / 2}" y="{top - 4}" text-anchor="middle">{j}</text>')
+        for i in range(n):
+            y = top + i * cell
+            body.append(f'<text x="{x0 + label - 4}" y="{y + 11}" text-anchor="end">{i}</text>')
+            for j in range(n):
+                kind = "causal" if bool(causal[i, j]) else "beyond" if bool(mask[i, j]) else "attended"
+                body += _cell(x0 + label + j * cell, y, cell, colors[kind], marks[kind], baseline=11)
+    legend = top + n * cell + 18
+    y = legend
+    for kind in ("attended", "causal", "beyond"):
+        lines = words[kind].split("\n")
+        body.append(f'<rect x="{left}" y="{y}" width="16" height="16" fill="{colors[kind]}" stroke="{MUTED}"/>')
+        if marks[kind]:
+            body.append(f'<text x="{left + 8}" y="{y + 12}" text-anchor="middle" fill="{MUTED}">{marks[kind]}</text>')
+        for row, line in enumerate(lines):
+            body.append(f'<text x="{left + 24}" y="{y + 13 + row * 16}" font-size="12">{escape(line)}</text>')
+        y += 8 + 16 * len(lines)
+    body.append("</g>")
+    return svg(left + 3 * panel + 2 * gap + left, y, words["beyond_title"], body)

@@ -37,8 +37,11 @@ from . import (
     foundations,
     grouped_query,
     kv_cache,
+    masks_beyond,
     multihead,
     pitfalls,
+    positions,
+    real_model,
     scoring,
     self_attention,
     why_attention,
@@ -71,6 +74,9 @@ _CHAPTERS = [
     kv_cache,
     grouped_query,
     backends,
+    positions,
+    masks_beyond,
+    real_model,
 ]
 
 #: Every exercise ``check`` knows, by its id.

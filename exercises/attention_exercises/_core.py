@@ -10,6 +10,7 @@ import math
 import re
 import unicodedata
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -20,7 +21,7 @@ from torch import nn
 
 from ._guard import TimeUp, kept, limited, time_limit
 from ._messages import Messages, messages
-from ._rules import NONE, Broken, Rules, active, watched
+from ._rules import NONE, Broken, Rules, active, prepare, watched
 
 #: How many random inputs each check tries.
 COUNT = 20
@@ -80,8 +81,9 @@ CAUSAL_ATTENTION = SCALING | MASKING | {"softmax_dim", "dot_T"}
 @dataclass
 class Example:
     """An input the reader's code failed on: the arguments it was called
-    with, by the names of its parameters, and what it should have returned
-    next to what it returned (``None`` where it raised)."""
+    with, by the names of its parameters (first, for a module the check
+    made, ``"module"``: how it made it, `Built`), and what it should have
+    returned next to what it returned (``None`` where it raised)."""
 
     inputs: dict[str, object]
     expected: torch.Tensor | None = None
@@ -89,11 +91,42 @@ class Example:
 
     @property
     def size(self) -> int:
-        """How large the input is: the elements of its tensors."""
+        """How large the input is: the elements of its tensors, and the
+        sizes the module it went through was made with (`Built`)."""
         return sum(
             value.numel()
-            for value in self.inputs.values()
             if isinstance(value, torch.Tensor)
+            else value.size
+            if isinstance(value, Built)
+            else 0
+            for value in self.inputs.values()
+        )
+
+
+@dataclass(frozen=True)
+class Built:
+    """How the check made the reader's module (`module_from`), which the
+    input of a failure shows before what the module was called with: the
+    name of the class, and its arguments, each ``(name, value)`` (the name
+    ``None`` for one passed by position only)."""
+
+    name: str
+    arguments: tuple[tuple[str | None, object], ...]
+
+    def __repr__(self) -> str:
+        shown = (
+            repr(value) if key is None else f"{key}={value!r}"
+            for key, value in self.arguments
+        )
+        return f"{self.name}({', '.join(shown)})"
+
+    @property
+    def size(self) -> int:
+        """The sum of its whole-number arguments (sizes, numbers of heads)."""
+        return sum(
+            value
+            for _, value in self.arguments
+            if isinstance(value, int) and not isinstance(value, bool)
         )
 
 
@@ -220,10 +253,15 @@ def call(
     # What it is called with, as the reader's code sees it (a copy, which
     # the call cannot change): the failure after it shows this input.
     _last_inputs[:] = [
-        (_parameter_name(answer, index), _copy(arg))
-        for index, arg in enumerate(args)
+        *_made_with(answer),
+        *(
+            (_parameter_name(answer, index), _copy(arg))
+            for index, arg in enumerate(args)
+        ),
     ]
     broken: list[Broken] = []
+    if watch:
+        prepare(active())
     try:
         # Warnings are not failures (a test run may turn them into errors),
         # and a message that depends on the filters in force would vary.
@@ -304,6 +342,48 @@ def _mistake(key: str) -> str:
 
 #: The inputs of the reader's last call (`call`), by parameter name.
 _last_inputs: list[tuple[str, object]] = []
+
+#: The modules that `module_from` made, by ``id``, each with how it was
+#: made: a call of one shows that first, as ``module = ...``.
+_built: dict[int, tuple[weakref.ref[nn.Module], Built]] = {}
+
+
+def _made_with(answer: object) -> list[tuple[str, object]]:
+    entry = _built.get(id(answer))
+    if entry is None or entry[0]() is not answer:
+        return []
+    return [("module", entry[1])]
+
+
+def _remember(
+    module: nn.Module, answer: Any, args: tuple[object, ...]
+) -> None:
+    """Keep how ``module`` was made, ``answer(*args)``, while it lives."""
+    try:
+        parameters = list(inspect.signature(answer).parameters.values())
+    except (TypeError, ValueError):  # a builtin without a signature
+        parameters = []
+    named = (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+    arguments = tuple(
+        (
+            parameters[index].name
+            if index < len(parameters) and parameters[index].kind in named
+            else None,
+            arg,
+        )
+        for index, arg in enumerate(args)
+    )
+    name = getattr(answer, "__name__", type(answer).__name__)
+    try:
+        ref = weakref.ref(module)
+    except TypeError:  # a module that cannot be referred to weakly
+        return
+    key = id(module)
+    _built[key] = (ref, Built(name, arguments))
+    weakref.finalize(module, _built.pop, key, None)
 
 
 def _copy(arg: object) -> object:
@@ -550,8 +630,10 @@ def _is(out: torch.Tensor, make: Callable[[], torch.Tensor]) -> bool:
     )
 
 
-def module_from(answer: Any, *args: float) -> nn.Module:
-    """``answer(*args)``, which must make an ``nn.Module``."""
+def module_from(answer: Any, *args: float, hint: str = "compare") -> nn.Module:
+    """``answer(*args)``, which must make an ``nn.Module`` (else a failure
+    with ``hint``). A failure found by calling the module shows how it was
+    made, ``module = answer(d_in=..., ...)``, before its input."""
     if isinstance(answer, nn.Module):
         name = type(answer).__name__
         raise WrongAnswerError("instance", "pass_class", name=f"{name}(...)")
@@ -559,8 +641,9 @@ def module_from(answer: Any, *args: float) -> nn.Module:
     if not isinstance(module, nn.Module):
         name = getattr(answer, "__name__", "answer")
         raise WrongAnswerError(
-            "not_module", "compare", name=name, got=type(module).__name__
+            "not_module", hint, name=name, got=type(module).__name__
         )
+    _remember(module, answer, args)
     return module
 
 
@@ -826,8 +909,11 @@ def message(
         ]
         return Result(exercise.id, True, "\n".join(lines))
     fields = _named(exercise, lang, failure.fields)
-    reference = say(exercise.words, exercise.reference, lang)
-    fields.setdefault("reference", reference)
+    # A failure may name what it was compared with (the same module in
+    # another mode): one of the exercise's words, in place of its reference.
+    reference = fields.setdefault(
+        "reference", say(exercise.words, exercise.reference, lang)
+    )
     problem = say(
         {**PROBLEMS, **exercise.words}, failure.problem, lang, **fields
     )
@@ -923,6 +1009,8 @@ def _value_lines(
         return [
             prefix + say(LABELS, "module", lang, name=type(value).__name__)
         ]
+    if isinstance(value, Built):  # how the module was made: code to run
+        return [wrap(prefix + repr(value), " " * (_columns(prefix) + 4))]
     if isinstance(value, SimpleNamespace):  # a cache: what it holds
         name = prefix.strip().removesuffix("=").strip()
         indent = prefix[: len(prefix) - len(prefix.lstrip())]

@@ -75,7 +75,9 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         sizes = (num_heads * head_dim, n, num_heads)
         ways: dict[str, list[Callable[[], torch.Tensor]]] = {
             "mask_polarity": [sdpa(q, mask)],
-            "mask_fill_zero": [sdpa(q, (~mask).float())],
+            # A float mask is added to the scores: ones at the keys that may
+            # be seen (or, the same after the softmax, -1 at the others).
+            "float_keep": [sdpa(q, (~mask).float())],
             "float_masked": [sdpa(q, mask.float())],
             "scale_by_d_k": [sdpa(q / root, ~mask)],
             "scale_wrong_size": [
@@ -84,6 +86,19 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "no_causal": [sdpa(q, None if pad is None else ~pad)],
             "causal_diagonal": [hiding(ones.triu(0)), hiding(ones.triu(2))],
         }
+        if padding is not None:
+            ways |= {
+                # is_causal=True whatever the padding.
+                "no_padding": [sdpa(q, ~causal)],
+                # The padding on the queries' axis, or on a (b, 1, n) mask
+                # that SDPA lines up with the heads: (b, n, n) is (1, b, n, n).
+                "padding_queries": [
+                    sdpa(q, ~(causal | padding[:, None, :, None]))
+                ],
+                "padding_heads": [sdpa(q, ~(causal | padding[:, None, :]))],
+                # The keep masks joined with | where it takes &.
+                "keep_or": [sdpa(q, ~causal | ~padding[:, None, None, :])],
+            }
         args = (q.clone(), k.clone(), v.clone(), padding)
         out = call(answer, *args, wrong=variants(ways))
         expect(out, expected, "context", variants(ways))
@@ -95,8 +110,13 @@ def _causal_sdpa(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
 
 #: SDPA computes the product, the scale and the softmax: what a reader can
-#: get wrong is the mask and a scale passed to it.
-_MISTAKES = MASKING | {"scale_by_d_k", "scale_wrong_size"}
+#: get wrong is the mask and a scale passed to it. Not `mask_fill_zero`: SDPA
+#: takes no fill value, and its nearest, a float mask of ones and zeros, is
+#: a mistake of its own (`float_keep`).
+_MISTAKES = (MASKING - {"mask_fill_zero"}) | {
+    "scale_by_d_k",
+    "scale_wrong_size",
+}
 
 EXERCISES = [
     Exercise(

@@ -6,8 +6,9 @@ import re
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from attention_lib.causal import CausalAttention
-from attention_lib.masks import masked_softmax
+from attention_lib.masks import causal_mask, masked_softmax
 from torch import nn
 
 from ._core import (
@@ -19,6 +20,8 @@ from ._core import (
     call,
     each_seed,
     expect,
+    gradients_flow,
+    hinted,
     later_calls,
     layers_match,
     linear_named,
@@ -67,7 +70,9 @@ def _load(module: nn.Module, state: dict[str, torch.Tensor]) -> None:
             if biased
             else "names"
         )
-        raise WrongAnswerError("raised", hint, error=said) from None
+        raise WrongAnswerError(
+            "not_loaded", hint, checkpoint="checkpoint_causal", error=said
+        ) from None
 
 
 def _boolean_mask(module: nn.Module) -> None:
@@ -82,9 +87,73 @@ def _boolean_mask(module: nn.Module) -> None:
         )
 
 
-def _left_behind(module: nn.Module, device: torch.device) -> bool:
-    mask = getattr(module, "mask", None)
-    return isinstance(mask, torch.Tensor) and mask.device != device
+def _plain_tensors(module: nn.Module) -> list[str]:
+    """The names of the tensors ``module`` keeps as plain attributes: neither
+    parameters nor buffers, which `nn.Module` keeps out of ``vars()``. Not a
+    0-dim one (a constant), which torch mixes with tensors of any device."""
+    return [
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, torch.Tensor) and value.dim() > 0
+    ]
+
+
+def _left_behind(module: nn.Module, device: torch.device) -> list[str]:
+    """The tensors ``module`` keeps as plain attributes that are not on
+    ``device``, where ``.to(device)`` moved the module: ``mask`` first."""
+    behind = [
+        name
+        for name in _plain_tensors(module)
+        if getattr(module, name).device != device
+    ]
+    return sorted(behind, key=lambda name: name != "mask")
+
+
+def _moves(module: nn.Module, inputs: list[torch.Tensor]) -> bool:
+    """``module`` moved to `DEVICE`, called on ``inputs`` (on `DEVICE` too):
+    a tensor kept as a plain attribute stays behind and fails there. False
+    where the move could not be tried: on the meta device, a forward that
+    reads tensor values cannot run, right or wrong."""
+    try:
+        call(module, *inputs)
+    except WrongAnswerError as failure:
+        behind = _left_behind(module, DEVICE)
+        if behind:
+            failure.hint = "attribute"
+            failure.fields.update(name=behind[0], device=DEVICE.type)
+            raise
+        said = str(failure.fields.get("error", ""))
+        if DEVICE.type != "meta" or not _NEEDS_VALUES.search(said):
+            raise
+        return False
+    return True
+
+
+def _on_device(*tensors: torch.Tensor) -> list[torch.Tensor]:
+    """``tensors`` on `DEVICE`: on the meta device, empty ones of their
+    shapes (the meta device holds no values)."""
+    if DEVICE.type == "meta":
+        return [torch.empty(t.shape, device=DEVICE) for t in tensors]
+    return [t.detach().to(DEVICE) for t in tensors]
+
+
+def _kept_as_buffer(module: nn.Module) -> None:
+    """The mask must be a buffer named ``mask``: a plain tensor attribute
+    (which a forward that copies it to x's device on every call makes
+    work), or a mask built in forward and kept nowhere, is not. Checked on
+    a module that gave the right outputs everywhere: this failure is about
+    how the module keeps its mask, not about an input."""
+    if "mask" in dict(module.named_buffers()):
+        return
+    plain = _plain_tensors(module)
+    if plain:
+        name = "mask" if "mask" in plain else plain[0]
+        raise WrongAnswerError(
+            "not_buffer", "copied", name=name, device=DEVICE.type
+        )
+    # A buffer of another name, or none: the mask is built in forward.
+    hint = "name" if dict(module.named_buffers()) else "mask_in_forward"
+    raise WrongAnswerError("no_buffer", hint)
 
 
 #: The error a forward that reads tensor values (``assert w.isfinite().all()``,
@@ -176,33 +245,13 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         # module anywhere CPU-only code runs: a mask that stays on the CPU
         # fails there as it would on a GPU.
         moved = _causal_head(answer, d_in, d_out, context_length).to(DEVICE)
-        meta = DEVICE.type == "meta"
-        moved_x = (
-            torch.empty(b, n, d_in, device=DEVICE) if meta else x.to(DEVICE)
-        )
-        try:
-            call(moved, moved_x)
-        except WrongAnswerError as failure:
-            if _left_behind(moved, DEVICE):
-                failure.hint = "attribute"
-                raise
-            said = str(failure.fields.get("error", ""))
-            if DEVICE.type != "meta" or not _NEEDS_VALUES.search(said):
-                raise
-            # Right or wrong, the meta device cannot tell: its tensors hold
-            # no values for forward's own check to read.
+        if not _moves(moved, _on_device(x)):
             untried.append(seed)
-        if "mask" not in dict(moved.named_buffers()):
-            # Right on every device, yet no buffer: forward copies the mask
-            # to x's device on every call, or it is not called mask.
-            try:
-                call(moved.get_buffer, "mask")
-            except WrongAnswerError as failure:
-                left = _left_behind(moved, DEVICE)
-                failure.hint = "attribute" if left else "name"
-                raise
 
     each_seed(once)
+    # Right on every device: the mask must still be a buffer, not a plain
+    # attribute that forward copies to x's device on every call.
+    _kept_as_buffer(_causal_head(answer, 2, 2, 4))
     shape = {"what": "output", "shape": "(b, num_tokens, d_out)"}
     values = values_on("lib_causal")
     return [
@@ -218,8 +267,163 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def _step_reference(
+    queries: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
+) -> torch.Tensor:
+    """Causal attention over queries, keys and values, (b, t, d): the right
+    result of the find-the-bug's module."""
+    t, d = queries.shape[-2], queries.shape[-1]
+    scores = queries @ keys.transpose(-2, -1) / d**0.5
+    return masked_softmax(scores, causal_mask(t)) @ values
+
+
+def _step_ways(
+    queries: torch.Tensor,
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    context_length: int,
+) -> Ways:
+    """The typical wrong answers of the find-the-bug's module, which adds a
+    mask of 0 and -inf to the scores (SDPA's float ``attn_mask``): the
+    catalogue's mistakes of one causal head, and those of an additive mask,
+    where -inf on the diagonal or below it is the mistake."""
+    t = queries.shape[-2]
+
+    def added(mask: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=mask
+        )
+
+    def additive(diagonal: int, lower: bool = False) -> torch.Tensor:
+        full = torch.full((t, t), -torch.inf)
+        return full.tril(diagonal) if lower else full.triu(diagonal)
+
+    size = (context_length, context_length)
+    whole = torch.full(size, -torch.inf).triu(1)
+    ways = one_head_mistakes(queries, keys, values, sizes=(context_length,))
+    return {
+        "no_mask": [lambda: added(torch.zeros(t, t))],
+        # The whole mask, for context_length tokens, on fewer: its error.
+        "unsliced": [
+            lambda: added(whole),
+            lambda: added(whole.bool()),
+            lambda: added(~whole.isinf()),
+        ],
+        **ways,
+        "mask_polarity": [
+            *ways["mask_polarity"],
+            lambda: added(additive(-1, lower=True)),
+        ],
+        "causal_diagonal": [
+            *ways["causal_diagonal"],
+            lambda: added(additive(0)),
+            lambda: added(additive(2)),
+        ],
+    }
+
+
+def _attention_step(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The find-the-bug's module: ``answer(context_length)``, called on
+    queries, keys and values made elsewhere, (b, num_tokens, d)."""
+    untried: list[int] = []
+    names = ("queries", "keys", "values")
+
+    def once(seed: int) -> None:
+        context_length = 4 + seed % 5
+        # 3 tokens on the first seed, as in `_causal_buffer`.
+        b, n = 1 + seed % 2, 2 + (seed + 1) % (context_length - 1)
+        d = 1 + seed % 4
+        module = module_from(answer, context_length)
+        _load_nothing(module)
+        g = torch.Generator().manual_seed(seed)
+        q, k, v = (torch.randn(b, n, d, generator=g) for _ in names)
+        expected = _step_reference(q, k, v)
+        ways = variants(_step_ways(q, k, v, context_length))
+        given = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = call(module, *given, wrong=ways)
+        expect(out, expected, "output", ways)
+        gradients_flow(
+            out,
+            dict(zip(names, given, strict=True)),
+            "output",
+            lambda it: _step_reference(*(it[name] for name in names)),
+        )
+        # Called again, on other sizes and values: nothing kept from a call.
+        for size, tokens in (
+            (b + 1, min(n + 1, context_length)),
+            (1, max(1, n - 1)),
+            (b, n),
+        ):
+            again = [torch.randn(size, tokens, d, generator=g) for _ in names]
+            with hinted("later_call", unless_named=True):
+                expect(call(module, *again), _step_reference(*again), "output")
+
+        # A model converted to float16, as for inference on a GPU.
+        halves = [t.half() for t in (q, k, v)]
+        with torch.no_grad():
+            half = call(module.half(), *halves)
+        if not isinstance(half, torch.Tensor):
+            got = type(half).__name__
+            raise WrongAnswerError("not_tensor", "compare", got=got)
+        if half.dtype != torch.float16:  # as the inputs are
+            raise WrongAnswerError(
+                "dtype",
+                "dtype",
+                what="half_output",
+                got=str(half.dtype).removeprefix("torch."),
+                expected="float16",
+            )
+        if not torch.isfinite(half).all():
+            raise WrongAnswerError("not_finite", "compare", what="half_output")
+        # float16 keeps about 3 decimal digits
+        diff = (half.double() - expected.double()).abs().max().item()
+        if diff > 1e-2:
+            raise WrongAnswerError(
+                "values", "compare", what="half_output", diff=diff
+            )
+
+        moved = module_from(answer, context_length).to(DEVICE)
+        if not _moves(moved, _on_device(q, k, v)):
+            untried.append(seed)
+
+    each_seed(once)
+    # Right on every device: still, no tensor kept as a plain attribute that
+    # forward copies to the inputs' device on every call.
+    module = module_from(answer, 4)
+    plain = _plain_tensors(module)
+    if plain:
+        raise WrongAnswerError(
+            "not_buffer", "copied", name=plain[0], device=DEVICE.type
+        )
+    shape = {"what": "output", "shape": "(b, num_tokens, d)"}
+    return [
+        ("shape", shape),
+        ("values", values_on("lib_step")),
+        ("grad_inputs", {"names": "step_inputs"}),
+        ("calls", {}),
+        ("loads_nothing", {}),
+        ("half", {}),
+        ("moves_untried_all", {})
+        if untried
+        else ("moves_all", {"device": DEVICE.type}),
+    ]
+
+
+def _load_nothing(module: nn.Module) -> None:
+    # The module has no weights, and its checkpoints hold nothing: an empty
+    # state_dict loads with strict=True into a module that saves nothing.
+    try:
+        module.load_state_dict({}, strict=True)
+    except Exception as error:  # the reader's bug, reported as a message
+        said = " ".join(f"{type(error).__name__}: {error}".split())
+        hint = "parameter" if dict(module.named_parameters()) else "persistent"
+        raise WrongAnswerError(
+            "not_loaded", hint, checkpoint="checkpoint_empty", error=said
+        ) from None
+
+
 #: The catalogue's mistakes a causal attention head can make (both
-#: exercises check the same module).
+#: exercises compute one).
 MISTAKES = CAUSAL_ATTENTION
 
 EXERCISES = [
@@ -235,9 +439,9 @@ EXERCISES = [
     ),
     Exercise(
         "exercise-mask-attribute-bug",
-        _causal_buffer,
+        _attention_step,
         WORDS,
-        reference="lib_causal",
+        reference="lib_step",
         mistakes=MISTAKES,
     ),
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -123,8 +124,14 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         real = ~padding
         inf, low = -torch.inf, torch.finfo(scores.dtype).min
 
-        def weighted(mask: torch.Tensor, fill: float) -> torch.Tensor:
-            return torch.softmax(scores.masked_fill(mask, fill), -1) @ values
+        def weighted(
+            mask: torch.Tensor,
+            fill: float,
+            after: Callable[[torch.Tensor], torch.Tensor] = lambda w: w,
+        ) -> torch.Tensor:
+            # `after`: what the answer does to the weights after the softmax.
+            weights = torch.softmax(scores.masked_fill(mask, fill), -1)
+            return after(weights) @ values
 
         def scaled(scale: float, dim: int = -1) -> torch.Tensor:
             # The padding hidden, the scores scaled by another number, or
@@ -145,9 +152,20 @@ def _padded_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         late = torch.arange(t2) > valid_lens[:, None]  # padding one key late
         ways: Ways = {
             "padding_from": [lambda: weighted(late[:, None, :], inf)],
-            "mask_queries": [lambda: weighted(padding[:, :, None], inf)],
+            # The rows of queries hidden, and the nan of a row whose every
+            # score is -inf turned to 0 after the softmax (`nan_to_num`).
+            "mask_queries": [
+                lambda: weighted(padding[:, :, None], inf),
+                lambda: weighted(padding[:, :, None], inf, torch.nan_to_num),
+            ],
             "mask_queries_finite": [
                 lambda: weighted(padding[:, :, None], low),
+            ],
+            # The new axis in front of the batch (`unsqueeze(0)`), or none:
+            # (1, b, t2) lines the batch up with the queries.
+            "mask_batch_axis": [
+                lambda: weighted(padding[None], inf),
+                lambda: weighted(padding[None], low),
             ],
             # The real keys hidden: True read as a valid key, or the
             # padding mask given to SDPA, which reads True as "may attend".

@@ -10,7 +10,6 @@ import torch
 import torch.nn.functional as F
 from attention_lib.causal import CausalAttention
 from attention_lib.masks import causal_mask, masked_softmax
-from torch import nn
 
 from ._core import (
     CAUSAL_ATTENTION,
@@ -199,11 +198,7 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         num_tokens = n - seed % 3
         p = RATES[seed % len(RATES)]
         seed_weights(seed)
-        module = call(answer, d_in, d_out, n, p)
-        if not isinstance(module, nn.Module):
-            name = getattr(answer, "__name__", "answer")
-            got = type(module).__name__
-            raise WrongAnswerError("not_module", "compare", name=name, got=got)
+        module = module_from(answer, d_in, d_out, n, p)
         reference = CausalAttention(d_in, d_out, n, p)
         names = ("W_query", "W_key", "W_value")
         copy_weights(module, reference, names, d_in, d_out)
@@ -233,6 +228,22 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             q = reference.W_query(x)
             k = reference.W_key(x)
             v = reference.W_value(x)
+            # nn.Dropout's draw, on the weights and on the scores before
+            # the softmax (of the same shape): what training mode gives
+            # with the rows renormalized, or with dropout put on the scores.
+            attn_scores = q @ k.transpose(1, 2) / k.shape[-1] ** 0.5
+            future = causal_mask(num_tokens)
+            drawn = {}
+            for name, before in (
+                ("weights", masked_softmax(attn_scores, future)),
+                ("scores", attn_scores),
+                ("filled", attn_scores.masked_fill(future, -torch.inf)),
+            ):
+                seed_weights(seed)
+                drawn[name] = F.dropout(before, p)
+            renormalized = drawn["weights"] / drawn["weights"].sum(
+                dim=-1, keepdim=True
+            )
         mistakes: Ways = {
             "dropout_in_eval": [lambda: right_train],
             "eval_scale": [lambda: right_eval * (1 - p)],
@@ -240,15 +251,30 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         }
         out = run(module, False, {**unsliced, **mistakes})
         expect(out, right_eval, "eval_output", variants(mistakes))
-        wrong = {
-            "never_train": lambda: right_eval,
-            "keep_prob": lambda: keep_prob,
-            "by_p": lambda: right_train * (1 - p) / p,
+        wrong: Ways = {
+            "never_train": [lambda: right_eval],
+            "keep_prob": [lambda: keep_prob],
+            "by_p": [lambda: right_train * (1 - p) / p],
+            "no_scale": [lambda: right_train * (1 - p)],
+            # A row whose every weight was dropped: 0 / 0, or 0 where the
+            # sums are kept from 0.
+            "renormalize": [
+                lambda: renormalized @ v,
+                lambda: renormalized.nan_to_num(0.0) @ v,
+            ],
+            "scores_dropped": [
+                lambda: masked_softmax(drawn["scores"], future) @ v,
+                lambda: torch.softmax(drawn["filled"], dim=-1) @ v,
+            ],
         }
         try:
-            expect(run(module, True), right_train, "train_output", wrong)
+            train = run(module, True)
+            expect(train, right_train, "train_output", variants(wrong))
         except WrongAnswerError as failure:
             if failure.hint != "compare":
+                # Compared with training mode, not with the exercise's
+                # evaluation mode.
+                failure.fields["reference"] = "lib_train"
                 raise
             # Another draw than nn.Dropout's, as a hand-written dropout
             # makes: judged by what dropout is.
@@ -276,6 +302,24 @@ def _eval_bug(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+def _rows_still_sum_to_one(
+    out: torch.Tensor, weights: torch.Tensor, dropped: torch.Tensor, p: float
+) -> None:
+    """Dropout leaves rows that no longer sum to 1. Rows that still do,
+    once weights changed, were normalized after it: by dividing by their
+    sums (weights ``dropped`` to 0), or by a softmax after dropout on the
+    scores (none at 0: a dropped score of 0 still gets a weight)."""
+    totals = out.sum(dim=-1)
+    rows = totals.isfinite() & (totals.abs() > 1e-6)  # not 0 / 0, not 0
+    if torch.allclose(out, weights) or not rows.any():
+        return  # nothing dropped in this draw
+    if not torch.allclose(totals[rows], torch.ones_like(totals[rows])):
+        return
+    if dropped.any():
+        raise WrongAnswerError("dropout_scale", "renormalize", p=p)
+    raise WrongAnswerError("dropout_softmax", "scores_dropped", p=p)
+
+
 def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
     """Training mode judged by properties, not by one random stream. With
     one-hot inputs and an identity value projection, the values are the
@@ -299,6 +343,22 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
         for trial in range(trials):
             seed_weights(1000 * seed + trial)
             drawn.append(call(module, x))
+    try:
+        _dropped_as_dropout_drops(drawn, weights, p)
+    except WrongAnswerError as failure:
+        # Compared with what dropout makes of the weights, in training mode.
+        failure.fields.setdefault("reference", "lib_dropped")
+        raise
+
+
+def _dropped_as_dropout_drops(
+    drawn: list[Any], weights: torch.Tensor, p: float
+) -> None:
+    """Each of the outputs ``drawn`` in training mode, from one-hot inputs
+    whose outputs are the attention weights, must be what dropout makes of
+    ``weights``: each 0 or scaled by 1/(1 - p), drawn one by one, about
+    1 - p of them kept."""
+    trials = len(drawn)
     shown = weights > 1e-6  # the weights that dropout may drop
     kept_count = 0
     rows_mixed = cols_mixed = False
@@ -306,11 +366,12 @@ def _dropout_by_its_properties(answer: Any, p: float, seed: int) -> None:
         if not isinstance(out, torch.Tensor) or out.shape != weights.shape:
             expect(out, weights, "train_output")
         survived = (out.abs() > 1e-6) & shown  # (b, n, n)
+        _rows_still_sum_to_one(out, weights, survived != shown, p)
         scaled = out[survived] / weights[survived]
         if not torch.allclose(scaled, torch.full_like(scaled, 1 / (1 - p))):
             by_p = torch.allclose(scaled, torch.full_like(scaled, 1 / p))
             never = torch.allclose(scaled, torch.ones_like(scaled))
-            hint = "by_p" if by_p else "eval_scale" if never else "compare"
+            hint = "by_p" if by_p else "no_scale" if never else "compare"
             raise WrongAnswerError("dropout_scale", hint, p=p)
         if (out[~shown].abs() > 1e-6).any():
             raise WrongAnswerError("future", "compare", i=0, j=1)

@@ -223,13 +223,31 @@ def _sdpa_padding(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "no_causal": [lambda: _sdpa(q, k, v, attn_mask=~padding)],
             "no_padding": [lambda: _sdpa(q, k, v, is_causal=True)],
             "combine": [lambda: _sdpa(q, k, v, attn_mask=~causal | ~padding)],
-            # A float mask of ones and zeros, added to the scores, or a fill
-            # of 0: the hidden keys keep a weight.
+            # The causal part turned around, the padding left True = hidden.
+            "causal_only_inverted": [
+                lambda: _sdpa(q, k, v, attn_mask=~causal | padding)
+            ],
+            # The padding on the queries' axis, (b, 1, t, 1): rows hidden.
+            "padding_queries": [
+                lambda: _sdpa(
+                    q,
+                    k,
+                    v,
+                    attn_mask=~(causal | key_padding_mask[:, None, :, None]),
+                )
+            ],
+            # The attention written out, the hidden scores filled with 0 or
+            # the weights zeroed after the softmax: the hidden keys keep a
+            # weight, or the rows no longer sum to 1.
             "mask_fill_zero": [
-                lambda: _sdpa(q, k, v, attn_mask=mask.float()),
-                lambda: _sdpa(q, k, v, attn_mask=(~mask).float()),
                 lambda: filled(mask, 0.0),
                 lambda: torch.softmax(scores, -1).masked_fill(mask, 0) @ v,
+            ],
+            # A float mask of ones and zeros as SDPA's attn_mask, added to
+            # the scores: not a fill value, a mistake of its own.
+            "float_keep": [
+                lambda: _sdpa(q, k, v, attn_mask=mask.float()),
+                lambda: _sdpa(q, k, v, attn_mask=(~mask).float()),
             ],
             "scale_missing": [lambda: by_hand(mask, 1.0)],
             "scale_by_d_k": [lambda: by_hand(mask, head_dim)],

@@ -10,6 +10,7 @@ from attention_lib.scoring import dot_product_scores
 from attention_lib.weight_free import (
     context_vectors,
 )
+from torch.overrides import TorchFunctionMode
 
 from ._core import (
     Exercise,
@@ -81,8 +82,17 @@ def _all_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             # The page's `inputs @ inputs.T`, with one of the two names.
             "self_scores": lambda: queries @ queries.T,
             "self_scores:keys": lambda: keys @ keys.T,
-            # The scaling of later chapters, a step too early here.
+            # The scaling of later chapters, a step too early here: by the
+            # root of d, or by d itself.
             "scale_extra": lambda: queries @ keys.T / keys.shape[-1] ** 0.5,
+            "scale_extra:by_d": lambda: queries @ keys.T / keys.shape[-1],
+            # The softmax of the next chapter, a step too far: the weights.
+            "weights_not_scores": lambda: torch.softmax(
+                queries @ keys.T, dim=-1
+            ),
+            "weights_not_scores:dim0": lambda: torch.softmax(
+                queries @ keys.T, dim=0
+            ),
         }
         out = call(answer, queries, keys, wrong=wrong)
         expect(out, dot_product_scores(queries, keys), "scores", wrong)
@@ -117,8 +127,12 @@ def _batched_scores(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 def _softmax(answer: Any) -> list[tuple[str, dict[str, Any]]]:
     def wrong(x: torch.Tensor) -> dict[str, Any]:
         row_max = x.max(dim=-1).values
+        # With a dim, max returns the maxima and their indices.
+        pair: Any = x.max(dim=-1, keepdim=True)
         e = (x - x.max(dim=-1, keepdim=True).values).exp()
         return {
+            # `.values` left out: a tensor minus max's pair raises.
+            "no_values": lambda: x - pair,
             "naive": lambda: x.exp() / x.exp().sum(dim=-1, keepdim=True),
             "global_max": lambda: _normalize((x - x.max()).exp()),
             "no_keepdim": lambda: _normalize((x - row_max).exp()),
@@ -197,17 +211,57 @@ def _context(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "softmax_dim": lambda: weights.T @ x,
             "no_softmax": lambda: scores @ x,
             "inputs_last": lambda: x.T @ weights,
-            # The scaling of later chapters, a step too early here.
+            # The scaling of later chapters, a step too early here: by the
+            # root of d_in, or by d_in itself.
             "scale_extra": lambda: (
                 torch.softmax(scores / x.shape[-1] ** 0.5, dim=-1) @ x
             ),
+            "scale_extra:by_d": lambda: (
+                torch.softmax(scores / x.shape[-1], dim=-1) @ x
+            ),
         }
-        out = call(answer, x, wrong=wrong)
-        expect(out, weights @ x, "context", wrong)
+        softmaxes = _SoftmaxDims()
+        with softmaxes:
+            out = call(answer, x, wrong=wrong)
+        dims = softmaxes.dims
+        try:
+            expect(out, weights @ x, "context", wrong)
+        except WrongAnswerError as failure:
+            # The same numbers as a softmax over dim=0: a softmax over the
+            # rows whose weights were transposed after it.
+            if (
+                failure.hint == "softmax_dim"
+                and dims
+                and all(dim in (-1, 1) for dim in dims)
+            ):
+                failure.hint = "weights_T"
+            raise
 
     each_seed(once)
     shape = {"what": "context", "shape": "(n, d_in)"}
     return [("shape", shape), ("values", values_on("lib_context"))]
+
+
+class _SoftmaxDims(TorchFunctionMode):
+    """The ``dim`` of each softmax the code inside calls, in ``dims`` (on
+    2-D scores, ``-1`` and ``1`` are the rows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dims: list[object] = []
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if getattr(func, "__name__", "") in SOFTMAXES:
+            given = args[1] if len(args) > 1 else None
+            self.dims.append(kwargs.get("dim", given))
+        return func(*args, **kwargs)
 
 
 def _batched_context(answer: Any) -> list[tuple[str, dict[str, Any]]]:

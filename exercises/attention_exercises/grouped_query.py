@@ -299,10 +299,18 @@ def _gqa_module(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             ).detach(),
         ]
 
+        # The keys expanded one way and the values the other: query head i
+        # then weighs one group's values by another group's keys.
+        tiled, same = _expansions(h, g)["repeat"], lambda y: y
+        mixed = [
+            merged(lambda: _attend(q, right(k), tiled(v), same, root)),
+            merged(lambda: _attend(q, tiled(k), right(v), same, root)),
+        ]
+
         def wrong(out: object) -> dict[str, list[Make]]:
             ways = _wrong(q, k, v, h, g, out, d_in)
             made = {key: [merged(way) for way in ways[key]] for key in ways}
-            return {**made, "view_no_transpose": views}
+            return {**made, "view_no_transpose": views, "mixed_repeat": mixed}
 
         result = call(module, x, wrong=variants(wrong(None)))
         expect(result, expected, "output", variants(wrong(result)))

@@ -14,6 +14,7 @@ from attention_lib.heads import split_heads
 from attention_lib.kv_cache import append_to_cache
 from attention_lib.masks import causal_mask, masked_softmax
 from attention_lib.multihead import MultiHeadAttention
+from attention_lib.rope import RoPEAttention
 
 from ._core import (
     MASKING,
@@ -187,9 +188,14 @@ def _step(
             for dim in (2, 1, 0)
         ],
         "mask_polarity": [lambda: hiding(~right, root, out)],
+        # The future's scores filled with 0: attention written out.
         "mask_fill_zero": [
-            functools.partial(_filled, query, keys, values, right, root, fill)
-            for fill in (0.0, None)
+            functools.partial(_filled, query, keys, values, right, root, 0.0)
+        ],
+        # Ones and zeros (or 0 and -1) as SDPA's attn_mask, added to the
+        # scores: not a fill value, a mistake of its own.
+        "float_keep": [
+            functools.partial(_filled, query, keys, values, right, root, None)
         ],
         **raising,
     }
@@ -222,29 +228,9 @@ def _cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         seed_weights(seed)
         mha = MultiHeadAttention(d_out, d_out, n, 0.0, num_heads)
         x = torch.randn(b, n, d_out)
-        # The library's context vectors, taken before out_proj mixes them.
-        captured: list[torch.Tensor] = []
-        mha.out_proj.register_forward_pre_hook(
-            lambda module, args: captured.append(args[0])
-        )
-        with torch.no_grad():
-            mha(x)
-            # (b, n, d_out) -> (b, num_heads, n, head_dim), for q, k and v
-            q, k, v = (
-                split_heads(layer(x), num_heads)
-                for layer in (mha.W_query, mha.W_key, mha.W_value)
-            )
-        # (b, n, d_out) -> (b, num_heads, n, head_dim)
-        full = split_heads(captured[0], num_heads)
-        # A prompt of at least 3 tokens (with 2, a mask one key too far hides
-        # nothing and looks like no mask), one new token, then pieces of 1
-        # to 3.
-        ends = [3 + seed % (n - 4)]
-        ends.append(ends[0] + 1)
-        while ends[-1] < n:
-            ends.append(min(n, ends[-1] + 1 + (seed + len(ends)) % 3))
-        for start, end in zip([0, *ends[:-1]], ends, strict=True):
-            _step(answer, (q, k, v), full, start, end)
+        qkv, full = _projections(mha, x)
+        for start, end in pieces(seed, n):
+            _step(answer, qkv, full, start, end)
 
     each_seed(once)
     values = values_on("lib_forward")
@@ -333,6 +319,9 @@ def _static_step(
     ways: dict[str, list[Make]] = {
         "chunk_mask": [lambda: attend(slots >= end)],
         "empty_slots": [lambda: attend(None)],
+        # Each new token's future hidden among the filled slots only, the
+        # empty slots after them left visible.
+        "empty_visible": [lambda: attend((slots > mine) & (slots < end))],
         "causal_upper_left": [lambda: attend(slots > mine - start)],
         "causal_diagonal": [
             lambda: attend(slots > mine + 1),
@@ -345,9 +334,14 @@ def _static_step(
             functools.partial(attend, right, scale)
             for scale in _scales(new[0], keys.shape[2], end, t)
         ],
+        # The hidden slots' scores filled with 0: attention written out.
         "mask_fill_zero": [
-            functools.partial(_filled, new[0], keys, values, right, root, fill)
-            for fill in (0.0, None)
+            functools.partial(_filled, new[0], keys, values, right, root, 0.0)
+        ],
+        # Ones and zeros (or 0 and -1) as SDPA's attn_mask, added to the
+        # scores: not a fill value, a mistake of its own.
+        "float_keep": [
+            functools.partial(_filled, new[0], keys, values, right, root, None)
         ],
         "before_advance": [lambda: telling(slots >= start, root, out)],
         "mask_polarity": [lambda: telling(~right, root, out)],
@@ -376,10 +370,24 @@ def _telling(
     return torch.full_like(result, 1e30) if result.isnan().all() else result
 
 
+def pieces(seed: int, n: int) -> list[tuple[int, int]]:
+    """(start, end) of each step of a cached generation of ``n`` tokens: a
+    prompt of at least 3 tokens (with 2, a mask one key too far hides
+    nothing and looks like no mask), one new token, then pieces of 1 to 3."""
+    ends = [3 + seed % (n - 4)]
+    ends.append(ends[0] + 1)
+    while ends[-1] < n:
+        ends.append(min(n, ends[-1] + 1 + (seed + len(ends)) % 3))
+    return list(zip([0, *ends[:-1]], ends, strict=True))
+
+
 def _projections(
-    mha: MultiHeadAttention, x: torch.Tensor
+    mha: MultiHeadAttention | RoPEAttention, x: torch.Tensor
 ) -> tuple[tuple[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]:
-    """q, k, v of ``x`` by heads, and the library's context vectors."""
+    """q, k, v of ``x`` by heads, before any rotation, and the library's
+    context vectors (of a module with W_query, W_key, W_value, out_proj and
+    num_heads: MultiHeadAttention, RoPEAttention), taken before out_proj
+    mixes them."""
     captured: list[torch.Tensor] = []
     hook = mha.out_proj.register_forward_pre_hook(
         lambda module, args: captured.append(args[0])
@@ -409,16 +417,13 @@ def _static_cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             values=torch.zeros(shape),
             position=torch.tensor(0),
         )
-        ends = [3 + seed % (n - 4)]
-        ends.append(ends[0] + 1)
-        while ends[-1] < n:
-            ends.append(min(n, ends[-1] + 1 + (seed + len(ends)) % 3))
+        steps = pieces(seed, n)
         # Two sequences through one cache, as after StaticKVCache.reset():
         # the second finds the first one's keys and values in its slots.
         for sequence in range(2):
-            x = torch.randn(b, n if sequence == 0 else ends[-2], d_out)
+            x = torch.randn(b, n if sequence == 0 else steps[-1][0], d_out)
             qkv, full = _projections(mha, x)
-            for start, end in zip([0, *ends[:-1]], ends, strict=True):
+            for start, end in steps:
                 if end <= x.shape[1]:
                     _static_step(answer, qkv, full, cache, start, end)
             cache.position.zero_()
@@ -459,7 +464,9 @@ EXERCISES = [
         _cached_attention,
         WORDS,
         reference="lib_forward",
-        mistakes=_SDPA_MISTAKES,
+        # The fix changes only SDPA's mask, which takes no fill value: its
+        # nearest, a float mask of ones and zeros, is `float_keep`.
+        mistakes=_SDPA_MISTAKES - {"mask_fill_zero"},
     ),
     Exercise(
         "exercise-static-cache-bug",
@@ -467,6 +474,8 @@ EXERCISES = [
         WORDS,
         Rules(graph_safe=True),
         reference="lib_forward",
+        # Learners write this step's attention out too (masked_fill, or the
+        # scores times the visible slots): a fill of 0 can happen here.
         mistakes=_SDPA_MISTAKES,
     ),
 ]

@@ -14,14 +14,12 @@ import torch
 from attention_lib.heads import split_heads, transpose_qkv
 from attention_lib.masks import causal_mask
 from attention_lib.multihead import MultiHeadAttention
-from torch import nn
 
 from ._core import (
     CAUSAL_ATTENTION,
     Exercise,
     Flow,
     Later,
-    WrongAnswerError,
     backward,
     call,
     each_seed,
@@ -31,6 +29,7 @@ from ._core import (
     later_calls,
     layers_match,
     linear_named,
+    module_from,
     seed_weights,
     values_on,
 )
@@ -270,11 +269,7 @@ def check_multi_head(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         b, t, d_in = 1 + seed % 2, 2 + (seed + 1) % 4, 2 + seed % 3
         d_out = h * hd
         seed_weights(seed)
-        module = call(answer, d_in, d_out, h)
-        if not isinstance(module, nn.Module):
-            name = getattr(answer, "__name__", "answer")
-            got = type(module).__name__
-            raise WrongAnswerError("not_module", "define", name=name, got=got)
+        module = module_from(answer, d_in, d_out, h, hint="define")
         # Room for one more token: the same module is called again on t + 1.
         reference = MultiHeadAttention(d_in, d_out, t + 1, 0.0, h)
         sizes = {

@@ -186,8 +186,8 @@ def _torch_causal(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "mask_polarity": lambda: masked(torch.tril(ones)),
             # a float mask is added to the scores: the later keys get 0
             # (or 1) added, not -inf
-            "mask_fill_zero": lambda: masked(torch.tril(ones).float()),
-            "mask_fill_zero:ones": lambda: masked(causal_mask(t).float()),
+            "float_keep": lambda: masked(torch.tril(ones).float()),
+            "float_keep:ones": lambda: masked(causal_mask(t).float()),
             "causal_diagonal": lambda: masked(torch.triu(ones)),
             "causal_diagonal:next": lambda: masked(torch.triu(ones, 2)),
             "no_mask": lambda: masked(None),
@@ -436,9 +436,10 @@ EXERCISES = [
         _torch_causal,
         WORDS,
         reference="lib_torch_causal",
-        mistakes=frozenset(
-            {"mask_polarity", "causal_diagonal", "mask_fill_zero"}
-        ),
+        # nn.MultiheadAttention takes the mask and computes the softmax: no
+        # fill value, no weights to zero. Its nearest, a float mask of ones
+        # and zeros, is `float_keep`.
+        mistakes=frozenset({"mask_polarity", "causal_diagonal"}),
     ),
     Exercise(
         "exercise-out-proj-bug",

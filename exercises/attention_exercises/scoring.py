@@ -76,6 +76,18 @@ def _additive(answer: Any) -> list[tuple[str, dict[str, Any]]]:
                     @ w_v.T
                 ).squeeze(-1)
             ],
+            # W_q on the keys and W_k on the queries: an error unless
+            # d_q == d_k, whichever projection comes first.
+            "swapped_weights": [
+                lambda: (
+                    torch.tanh(
+                        (queries @ W_k.T).unsqueeze(-2)
+                        + (keys @ W_q.T).unsqueeze(-3)
+                    )
+                    @ w_v.T
+                ).squeeze(-1),
+                lambda: (keys @ W_q.T, queries @ W_k.T)[0],
+            ],
             # The page's one matrix of queries: new axes counted from the
             # front, which a batch in front moves.
             "axes_from_front": [

@@ -93,6 +93,8 @@ def _self_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:
             "scale_wrong_size:tokens": lambda: attend(q, k, v, math.sqrt(n)),
             "scale_missing": lambda: attend(q, k, v, 1.0),
             "keys_from_query": lambda: attend(q, q, v, root),
+            "query_key_swapped": lambda: attend(k, q, v, root),
+            "keys_from_value": lambda: attend(q, v, v, root),
             "values_from_key": lambda: attend(q, k, k, root),
             "softmax_dim": lambda: attend(q, k, v, root, dim=0),
             **({"bias": lambda: attend(qb, kb, vb, root)} if biases else {}),

@@ -36,6 +36,13 @@ WRONG = [
     ("exercise-all-scores", "def answer(queries, keys): return queries @ queries.T", "self_scores"),
     ("exercise-all-scores", "def answer(queries, keys): return keys @ keys.T", "self_scores"),
     ("exercise-all-scores", "def answer(queries, keys): return queries @ keys.T / len(keys.T) ** 0.5", "scale_extra"),
+    # A newcomer's walk: divided by d itself, and the softmax of the next chapter taken too.
+    ("exercise-all-scores", "def answer(queries, keys): return (queries @ keys.T) / queries.shape[-1]", "scale_extra"),
+    (
+        "exercise-all-scores",
+        "def answer(queries, keys): return torch.softmax(queries @ keys.T, dim=-1)",
+        "weights_not_scores",
+    ),
     ("exercise-all-scores", "def answer(queries, keys): queries @ keys.T", "return"),
     ("exercise-batched-scores", "def answer(x): return x @ x.T", "dot_T"),
     ("exercise-batched-scores", "def answer(x): return x @ x.transpose(0, 1)", "dot_T"),
@@ -110,6 +117,16 @@ WRONG = [
         "not_row_max",
     ),
     ("exercise-stable-softmax", "def answer(x): return x / x.sum(dim=-1, keepdim=True)", "by_sum"),
+    # `.values` forgotten: max with a dim returns the maxima and their indices, and the subtraction raises.
+    (
+        "exercise-stable-softmax",
+        """
+        def answer(x):
+            e = torch.exp(x - x.max(dim=-1, keepdim=True))
+            return e / e.sum(-1, keepdim=True)
+        """,
+        "no_values",
+    ),
     (
         "exercise-stable-softmax",
         """
@@ -130,7 +147,17 @@ WRONG = [
     (
         "exercise-context-bug",
         "def answer(inputs): return torch.softmax(inputs @ inputs.T, dim=-1).T @ inputs",
+        "weights_T",
+    ),
+    (
+        "exercise-context-bug",
+        "def answer(inputs): return torch.softmax(inputs @ inputs.T, dim=0) @ inputs",
         "softmax_dim",
+    ),
+    (
+        "exercise-context-bug",
+        "def answer(inputs): return torch.softmax(inputs @ inputs.T / inputs.shape[-1], dim=-1) @ inputs",
+        "scale_extra",
     ),
     ("exercise-context-vectors", "def answer(inputs): return (inputs @ inputs.T) @ inputs", "no_softmax"),
     (
@@ -168,6 +195,19 @@ WRONG += [
         "exercise-keys-bug",
         SELF_ATTENTION.format(line="keys = self.W_query(x)\n        return " + RIGHT_WEIGHTS + " @ values"),
         "keys_from_query",
+    ),
+    # A newcomer's walk: the queries and the keys swapped, and the keys from W_value.
+    (
+        "exercise-keys-bug",
+        SELF_ATTENTION.format(
+            line="queries, keys = self.W_key(x), self.W_query(x)\n        return " + RIGHT_WEIGHTS + " @ values"
+        ),
+        "query_key_swapped",
+    ),
+    (
+        "exercise-keys-bug",
+        SELF_ATTENTION.format(line="keys = self.W_value(x)\n        return " + RIGHT_WEIGHTS + " @ values"),
+        "keys_from_value",
     ),
     (
         "exercise-self-attention",
@@ -558,6 +598,15 @@ WRONG += [
         ),
         "layout",
     ),
+    # W_q on the keys and W_k on the queries (a newcomer's walk, 2026-11-27): an error, where d_q != d_k.
+    (
+        "exercise-additive-scores",
+        ADDITIVE.format(
+            lines="q, k = queries @ W_k.T, keys @ W_q.T\n"
+            "    return (torch.tanh(q.unsqueeze(-2) + k.unsqueeze(-3)) @ w_v.T).squeeze(-1)"
+        ),
+        "swapped_weights",
+    ),
     (
         "exercise-additive-scores",
         ADDITIVE.format(
@@ -715,6 +764,61 @@ WRONG += [
         EVAL_BUG.replace("self.mask[:n, :n]", "self.mask").format(line="attn_weights = self.dropout(attn_weights)"),
         "unsliced",
     ),
+    # A newcomer's walk (2026-11-27): dropout removed; a draw of one's own, not scaled by 1/(1 - p); the rows
+    # renormalized after dropout; dropout on the scores, before the softmax. Each with nn.Dropout's draw, and with
+    # a draw of its own, which the check judges by what dropout does.
+    ("exercise-dropout-eval-bug", EVAL_BUG.format(line="pass"), "never_train"),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="if self.training:\n"
+            "            attn_weights = attn_weights * (torch.rand_like(attn_weights) >= self.p)"
+        ),
+        "no_scale",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="if self.training:\n            attn_weights = F.dropout(attn_weights, self.p) * (1 - self.p)"
+        ),
+        "no_scale",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="attn_weights = F.dropout(attn_weights, self.p, training=self.training)\n"
+            "        attn_weights = attn_weights / attn_weights.sum(-1, keepdim=True)"
+        ),
+        "renormalize",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.format(
+            line="if self.training:\n"
+            "            keep = torch.rand_like(attn_weights) >= self.p\n"
+            "            attn_weights = attn_weights * keep / (1 - self.p)\n"
+            "            attn_weights = attn_weights / attn_weights.sum(-1, keepdim=True).clamp_min(1e-12)"
+        ),
+        "renormalize",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.replace("masked_softmax(scores, ", "masked_softmax(F.dropout(scores, self.p, self.training), ").format(
+            line="pass"
+        ),
+        "scores_dropped",
+    ),
+    (
+        "exercise-dropout-eval-bug",
+        EVAL_BUG.replace(
+            "masked_softmax(scores, ", "masked_softmax(scores * (torch.rand_like(scores) >= self.p) / (1 - self.p), "
+        )
+        .replace(
+            "self.mask[:n, :n])", "self.mask[:n, :n]) if self.training else masked_softmax(scores, self.mask[:n, :n])"
+        )
+        .format(line="pass"),
+        "scores_dropped",
+    ),
     (
         "exercise-dropout-eval-bug",
         EVAL_BUG.replace(
@@ -751,16 +855,77 @@ class answer(nn.Module):
         return torch.softmax(scores.masked_fill({mask}, {fill}), dim=-1) @ values
 """
 BUFFER = 'self.register_buffer("mask", future, persistent=False)'
+# The find-the-bug's module: the attention step of a causal head, its mask of 0 and -inf added to the scores by SDPA.
+STEP = """
+class answer(nn.Module):
+    def __init__(self, context_length):
+        super().__init__()
+        future = torch.full((context_length, context_length), -torch.inf).triu(diagonal=1)
+        {keep}
+
+    def forward(self, queries, keys, values):
+        n = queries.shape[1]
+        return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask={mask})
+"""
 WRONG += [
     (
-        "exercise-mask-attribute-bug",
+        "exercise-causal-buffer",
         CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask[:n, :n]", fill="-torch.inf"),
         "attribute",
     ),
+    ("exercise-mask-attribute-bug", STEP.format(keep="self.mask = future", mask="self.mask[:n, :n]"), "attribute"),
+    # A plain attribute that forward copies to x's device: it runs everywhere, and is still no buffer (a newcomer's
+    # walk found it told "`mask` is not a buffer" as an error of the learner's call, with the checker's own argument).
     (
         "exercise-causal-buffer",
         CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask[:n, :n].to(x.device)", fill="-torch.inf"),
-        "attribute",
+        "copied",
+    ),
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep="self.mask = future", mask="self.mask.to(x.device)[:n, :n]", fill="-torch.inf"),
+        "copied",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        STEP.format(keep="self.mask = future", mask="self.mask.to(queries.device)[:n, :n]"),
+        "copied",
+    ),
+    # The mask built in every forward, on x's device, and kept nowhere.
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(
+            keep="",
+            mask="torch.triu(torch.ones(n, n, dtype=torch.bool, device=x.device), diagonal=1)",
+            fill="-torch.inf",
+        ),
+        "mask_in_forward",
+    ),
+    # float32's most negative number does not fit in float16 either.
+    (
+        "exercise-causal-buffer",
+        CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="torch.finfo(torch.float32).min"),
+        "fill_1e9",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        STEP.format(keep='self.register_buffer("mask", future)', mask="self.mask[:n, :n]"),
+        "persistent",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        STEP.format(keep="self.mask = nn.Parameter(future, requires_grad=False)", mask="self.mask[:n, :n]"),
+        "parameter",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        STEP.format(keep='self.register_buffer("mask", future, persistent=False)', mask="self.mask"),
+        "unsliced",
+    ),
+    (
+        "exercise-mask-attribute-bug",
+        STEP.format(keep='self.register_buffer("mask", future, persistent=False)', mask="self.mask[:n, :n].T"),
+        "mask_polarity",
     ),
     (
         "exercise-causal-buffer",
@@ -794,19 +959,20 @@ WRONG += [
         "mask_polarity",
     ),
     (
-        "exercise-mask-attribute-bug",
+        "exercise-causal-buffer",
         CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace(
             "scores.masked_fill(self.mask[:n, :n], -torch.inf)", "scores"
         ),
         "no_mask",
     ),
+    ("exercise-mask-attribute-bug", STEP.format(keep="", mask="None"), "no_mask"),
     (
         "exercise-causal-buffer",
         CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace("bias=False", "bias=True"),
         "bias",
     ),
     (
-        "exercise-mask-attribute-bug",
+        "exercise-causal-buffer",
         CAUSAL_HEAD.format(keep=BUFFER, mask="self.mask[:n, :n]", fill="-torch.inf").replace(
             "nn.Linear(d_in, d_out, bias=False)", "nn.Linear(d_in, d_out)"
         ),
@@ -857,7 +1023,17 @@ RIGHT |= {
         mask="self.mask[:n, :n]",
         fill="float('-inf')",
     ),
-    "exercise-mask-attribute-bug": """
+    "exercise-mask-attribute-bug": STEP.format(
+        keep='self.register_buffer("mask", future, persistent=False)', mask="self.mask[:n, :n]"
+    ),
+}
+
+
+# A causal head that hands the attention to SDPA: the causal-buffer write-it rules that out.
+WRONG.append(
+    (
+        "exercise-causal-buffer",
+        """
         class answer(nn.Module):
             def __init__(self, d_in, d_out, context_length):
                 super().__init__()
@@ -871,11 +1047,9 @@ RIGHT |= {
                 q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
                 return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.mask[:n, :n])
         """,
-}
-
-
-# The bug's fix below the causal-buffer write-it hands the attention to SDPA; the write-it rules that out.
-WRONG.append(("exercise-causal-buffer", RIGHT["exercise-mask-attribute-bug"], "rule_function"))
+        "rule_function",
+    )
+)
 
 # multi-head (exercises/attention_exercises/multihead.py)
 MULTIHEAD_SPLIT = """
@@ -1071,6 +1245,37 @@ WRONG += [
         PADDED.format(lines="return torch.softmax(scores.masked_fill(padding[:, None], 0), dim=-1) @ values"),
         "mask_fill_zero",
     ),
+    # The bug kept, and the nan of the rows it hides whole turned into 0: still the bug's own hint.
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(
+            lines="weights = torch.softmax(scores.masked_fill(padding.unsqueeze(-1), -torch.inf), dim=-1)\n"
+            "    return torch.nan_to_num(weights) @ values"
+        ),
+        "mask_queries",
+    ),
+    # The new axis in front of the batch, or none: (1, b, t2) lines the batch up with the queries (b != t1 raises).
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(
+            lines="return torch.softmax(scores.masked_fill(padding.unsqueeze(0), -torch.inf), dim=-1) @ values"
+        ),
+        "mask_batch_axis",
+    ),
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(lines="return torch.softmax(scores.masked_fill(padding, -1e9), dim=-1) @ values"),
+        "mask_batch_axis",
+    ),
+    # The mask's meaning inverted, True at the real keys: the catalogue's polarity hint, which names padding too.
+    (
+        "exercise-cross-padding-bug",
+        PADDED.format(
+            lines="real = torch.arange(keys.shape[1]) < valid_lens[:, None]\n"
+            "    return torch.softmax(scores.masked_fill(real.unsqueeze(1), -torch.inf), dim=-1) @ values"
+        ),
+        "mask_polarity",
+    ),
 ]
 RIGHT |= {
     "exercise-cross-attention": """
@@ -1171,7 +1376,34 @@ WRONG += [
         PADDED_SDPA.format(how="attn_mask=~causal | ~key_padding_mask[:, None, None, :]"),
         "combine",
     ),
-    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask.float()"), "mask_fill_zero"),
+    # A newcomer's walk: only the causal part turned around, and the padding broadcast over the queries.
+    (
+        "exercise-sdpa-mask-bug",
+        PADDED_SDPA.format(how="attn_mask=~causal | key_padding_mask[:, None, None, :]"),
+        "causal_only_inverted",
+    ),
+    (
+        "exercise-sdpa-mask-bug",
+        PADDED_SDPA.format(how="attn_mask=~(causal | key_padding_mask[:, None, :, None])"),
+        "padding_queries",
+    ),
+    # A float mask, either way round, is added to the scores: float_keep, not the catalogue's fill of 0.
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=mask.float()"), "float_keep"),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=(~mask).float()"), "float_keep"),
+    ("exercise-sdpa-mask-bug", PADDED_SDPA.format(how="attn_mask=(~mask).float() - 1.0"), "float_keep"),
+    # The attention written out with a fill of 0 is still the catalogue's mask_fill_zero.
+    (
+        "exercise-sdpa-mask-bug",
+        """
+        def answer(queries, keys, values, key_padding_mask):
+            t = queries.shape[-2]
+            causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+            mask = causal | key_padding_mask[:, None, None, :]
+            scores = queries @ keys.transpose(-2, -1) / queries.shape[-1] ** 0.5
+            return torch.softmax(scores.masked_fill(mask, 0.0), dim=-1) @ values
+        """,
+        "mask_fill_zero",
+    ),
 ]
 RIGHT |= {
     "exercise-copy-into-torch-mha": """
@@ -1300,6 +1532,21 @@ WRONG += [
         "causal_diagonal",
     ),
 ]
+WRONG += [
+    # A float mask is added to the scores: ones and zeros (or 0 and -1, the same after the softmax) hide nothing.
+    # The backends' hint, not the catalogue's fill value.
+    (
+        exercise,
+        CACHED.format(
+            append=APPEND,
+            attend="allowed = ~torch.triu(ones, diagonal=1 + num_keys - num_new)\n"
+            f"    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask={mask})",
+        ),
+        "float_keep",
+    )
+    for exercise in ("exercise-cache-is-causal-bug", "exercise-cached-attention")
+    for mask in ("allowed.float()", "allowed.to(queries.dtype) - 1.0")
+]
 RIGHT |= {
     "exercise-cached-attention": """
         def answer(cache, queries, keys, values):
@@ -1360,6 +1607,8 @@ WRONG += [
         ("slots[None, :] >= cache.position", "chunk_mask"),
         ("slots > slots[:n, None]", "causal_upper_left"),
         ("slots >= new_positions[:, None]", "causal_diagonal"),
+        # Each new token's future hidden, the empty slots left visible (a newcomer's walk, 2026-11-27).
+        ("(slots[None] > new_positions[:, None]) & (slots[None] < cache.position)", "empty_visible"),
     ]
 ] + [
     (
@@ -1390,6 +1639,55 @@ WRONG += [
         "added",
     ),
 ]
+WRONG += [
+    # SDPA's float mask, ones and zeros or 0 and -1: the backends' hint. A fill of 0 in the attention written out
+    # is still the catalogue's.
+    (
+        "exercise-static-cache-bug",
+        STATIC.format(
+            write=STATIC_WRITE,
+            advance=STATIC_ADVANCE,
+            attend="return torch.nn.functional.scaled_dot_product_attention(\n"
+            f"        queries, cache.keys, cache.values, attn_mask={mask}\n    )",
+        ),
+        "float_keep",
+    )
+    for mask in ("(slots <= new_positions[:, None]).float()", "-(slots > new_positions[:, None]).to(queries.dtype)")
+]
+WRONG += [
+    (
+        "exercise-static-cache-bug",
+        STATIC.format(
+            write=STATIC_WRITE,
+            advance=STATIC_ADVANCE,
+            attend=STATIC_ATTEND.format(hidden="slots > new_positions[:, None]").replace("float('-inf')", "0.0"),
+        ),
+        "mask_fill_zero",
+    ),
+]
+
+
+def test_the_static_step_of_the_page_with_sdpa_passes() -> None:
+    """A right answer that got ✗ ("the keys in the cache it returned for an earlier input changed") while the check
+    was being changed (a newcomer's walk, 2026-11-27): the task has the step overwrite the cache in place."""
+    answer = _answer(
+        """
+        def answer(cache, queries, keys, values):
+            num_new, max_tokens = queries.shape[2], cache.keys.shape[2]
+            slots = torch.arange(max_tokens, device=queries.device)
+            new_positions = cache.position + slots[:num_new]
+            cache.keys.index_copy_(2, new_positions, keys); cache.values.index_copy_(2, new_positions, values)
+            cache.position += num_new
+            hidden = slots > new_positions[:, None]
+            return torch.nn.functional.scaled_dot_product_attention(
+                queries, cache.keys, cache.values, attn_mask=~hidden
+            )
+        """
+    )
+    for lang in ("en", "zh"):
+        result = diagnose("exercise-static-cache-bug", answer, lang=lang)
+        assert result.passed, str(result)
+
 
 # grouped-query (exercises/attention_exercises/grouped_query.py)
 GQA_FUNCTION = """
@@ -1482,6 +1780,17 @@ WRONG += [
         "repeat",
     ),
     ("exercise-gqa-repeat-bug", _gqa_module(expand="k, v"), "no_repeat"),
+    # The keys fixed and the values left tiled, or the other way round (a newcomer's walk, 2026-11-27).
+    (
+        "exercise-gqa-repeat-bug",
+        _gqa_module(expand="k.repeat_interleave(self.h // self.g, dim=1), v.repeat(1, self.h // self.g, 1, 1)"),
+        "mixed_repeat",
+    ),
+    (
+        "exercise-gqa-repeat-bug",
+        _gqa_module(expand="k.repeat(1, self.h // self.g, 1, 1), v.repeat_interleave(self.h // self.g, dim=1)"),
+        "mixed_repeat",
+    ),
     (
         "exercise-gqa-repeat-bug",
         _gqa_module(split_q="self.W_query(x).view(b, self.h, t, self.hd)").replace(
@@ -1522,8 +1831,10 @@ def answer(queries, keys, values, key_padding_mask=None):
 """
 WRONG += [
     ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden"), "mask_polarity"),
-    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float()"), "mask_fill_zero"),
-    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="(~hidden).to(queries.dtype)"), "mask_fill_zero"),
+    # A float mask is added to the scores: ones and zeros (or 0 and -1, the same after the softmax) hide nothing.
+    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-sdpa-float-mask-bug", CAUSAL_SDPA.format(mask="(~hidden).float() - 1.0"), "float_keep"),
+    ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="(~hidden).to(queries.dtype)"), "float_keep"),
     ("exercise-causal-sdpa", CAUSAL_SDPA.format(mask="hidden.float()"), "float_masked"),
     (
         "exercise-causal-sdpa",
@@ -1547,6 +1858,34 @@ WRONG += [
         """,
         "no_causal",
     ),
+    # The padding on the queries' axis; on a (b, 1, n) mask, which SDPA lines up with (heads, n, n); left out.
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="~hidden").replace("[:, None, None, :]", "[:, None, :, None]"),
+        "padding_queries",
+    ),
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="~hidden").replace("[:, None, None, :]", "[:, None, :]"),
+        "padding_heads",
+    ),
+    (
+        "exercise-causal-sdpa",
+        """
+        def answer(queries, keys, values, key_padding_mask=None):
+            return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)
+        """,
+        "no_padding",
+    ),
+    # The keep masks joined with | where it takes & (De Morgan).
+    (
+        "exercise-causal-sdpa",
+        CAUSAL_SDPA.format(mask="keep").replace(
+            "hidden = torch.ones(n, n, dtype=torch.bool).triu(1) | key_padding_mask[:, None, None, :]",
+            "keep = torch.ones(n, n, dtype=torch.bool).tril() | ~key_padding_mask[:, None, None, :]",
+        ),
+        "keep_or",
+    ),
 ]
 # The same mask in both branches, so that the answer fails on seed 0, which has no padding.
 ALWAYS_MASKED_SDPA = """
@@ -1562,8 +1901,8 @@ WRONG += [
     # Right values, but a mask where the task asks for is_causal=True alone (no padding): told once the values
     # are right, so that the mistakes above get their own hints first.
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="~hidden"), "rule_causal_alone"),
-    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "mask_fill_zero"),
-    ("exercise-sdpa-float-mask-bug", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "mask_fill_zero"),
+    ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
+    ("exercise-sdpa-float-mask-bug", ALWAYS_MASKED_SDPA.format(mask="(~hidden).float()"), "float_keep"),
     ("exercise-causal-sdpa", ALWAYS_MASKED_SDPA.format(mask="hidden.float()"), "float_masked"),
 ]
 RIGHT |= {
@@ -1734,7 +2073,10 @@ WRONG += [
         "view_no_transpose",
     ),
     ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones)"), "mask_polarity"),
-    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones).float()"), "mask_fill_zero"),
+    # nn.MultiheadAttention adds a float mask to the scores, as SDPA does: float_keep, either way round.
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones).float()"), "float_keep"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.triu(ones, 1).float()"), "float_keep"),
+    ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.tril(ones).float() - 1.0"), "float_keep"),
     ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=torch.triu(ones)"), "causal_diagonal"),
     ("exercise-torch-mask-bug", TORCH_CAUSAL.format(mask="attn_mask=None"), "no_mask"),
     (
@@ -1867,6 +2209,529 @@ RIGHT |= {
         line="torch.where(future, 0.0, torch.softmax(attn_scores.masked_fill(future, float('-inf')), dim=-1))"
     ),
 }
+
+# positions (exercises/attention_exercises/positions.py)
+ROPE_COMPLEX = """
+def answer(x, positions):
+    from attention_lib import rope_frequencies
+    head_dim = x.shape[-1]
+    freqs = {freqs}
+    angles = {positions}[:, None] * freqs
+    turn = torch.polar(torch.ones_like(angles), {angles})
+    pairs = torch.view_as_complex({pairs})
+    {ret}
+"""
+_COMPLEX_RIGHT = {
+    "freqs": "rope_frequencies(head_dim)",
+    "positions": "positions",
+    "angles": "angles",
+    "pairs": "x.reshape(*x.shape[:-1], head_dim // 2, 2)",
+    "ret": "return torch.view_as_real(pairs * turn).flatten(-2)",
+}
+
+
+def _rope_complex(**changes: str) -> str:
+    return ROPE_COMPLEX.format(**{**_COMPLEX_RIGHT, **changes})
+
+
+WRONG += [
+    # Pairs (i, i + head_dim / 2): the half layout's, through complex numbers, written back interleaved.
+    (
+        "exercise-rope-complex",
+        _rope_complex(pairs="x.unflatten(-1, (2, head_dim // 2)).transpose(-1, -2).contiguous()"),
+        "half_pairs",
+    ),
+    # ... or put back in the halves they came from.
+    (
+        "exercise-rope-complex",
+        _rope_complex(
+            pairs="x.unflatten(-1, (2, head_dim // 2)).transpose(-1, -2).contiguous()",
+            ret="return torch.view_as_real(pairs * turn).transpose(-1, -2).flatten(-2)",
+        ),
+        "half_pairs",
+    ),
+    (
+        "exercise-rope-complex",
+        _rope_complex(freqs="10000.0 ** (-torch.arange(head_dim // 2) / head_dim)"),
+        "frequencies",
+    ),
+    (
+        "exercise-rope-complex",
+        _rope_complex(freqs="10000.0 ** (torch.arange(0, head_dim, 2) / head_dim)"),
+        "frequencies",
+    ),
+    # The pairs counted from 1: every frequency one step too slow, none turning one radian a position.
+    (
+        "exercise-rope-complex",
+        _rope_complex(freqs="10000.0 ** (-2 * torch.arange(1, head_dim // 2 + 1) / head_dim)"),
+        "frequencies",
+    ),
+    ("exercise-rope-complex", _rope_complex(positions="torch.arange(x.shape[-2])"), "given_positions"),
+    ("exercise-rope-complex", _rope_complex(angles="-angles"), "direction"),
+    ("exercise-rope-complex", _rope_complex(ret="return torch.view_as_real(pairs * turn)"), "flatten"),
+    ("exercise-rope-complex", _rope_complex(ret="return pairs * turn"), "to_real"),
+    # Angles in float64: the result comes back float64.
+    ("exercise-rope-complex", _rope_complex(freqs="rope_frequencies(head_dim, dtype=torch.float64)"), "dtype"),
+    (
+        "exercise-rope-complex",
+        _rope_complex(ret="with torch.no_grad():\n        return torch.view_as_real(pairs * turn).flatten(-2)"),
+        "detached",
+    ),
+    # The task's rules: the library's rotation, or a cosine and a sine instead of one complex multiplication.
+    (
+        "exercise-rope-complex",
+        "def answer(x, positions):\n    from attention_lib import apply_rope\n"
+        "    return apply_rope(x, positions, layout='interleaved')",
+        "rule_function",
+    ),
+    (
+        "exercise-rope-complex",
+        """
+        def answer(x, positions):
+            from attention_lib import rope_frequencies
+            angles = positions[:, None] * rope_frequencies(x.shape[-1])
+            cos, sin = torch.cos(angles), torch.sin(angles)
+            x1, x2 = x[..., 0::2], x[..., 1::2]
+            return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+        """,
+        "rule_function",
+    ),
+]
+
+# The cached step of RoPE attention: {positions} of the new tokens, {rotate} them, {store} the cache, {attend}.
+ROPE_STEP = """
+def answer(cache, queries, keys, values):
+    from attention_lib import apply_rope
+    num_new = queries.shape[2]
+    num_cached = 0 if cache.cache_k is None else cache.cache_k.shape[2]
+    positions = {positions}
+    {rotate}
+    {store}
+    {attend}
+"""
+_STEP_RIGHT = {
+    "positions": "torch.arange(num_cached, num_cached + num_new)",
+    "rotate": "queries, keys = apply_rope(queries, positions), apply_rope(keys, positions)",
+    "store": "if cache.cache_k is not None:\n"
+    "        keys = torch.cat([cache.cache_k, keys], dim=2)\n"
+    "        values = torch.cat([cache.cache_v, values], dim=2)\n"
+    "    cache.cache_k, cache.cache_v = keys, values",
+    "attend": "allowed = torch.ones(num_new, keys.shape[2], dtype=torch.bool).tril(num_cached)\n"
+    "    return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, attn_mask=allowed)",
+}
+
+
+def _rope_step(**changes: str) -> str:
+    return ROPE_STEP.format(**{**_STEP_RIGHT, **changes})
+
+
+def test_a_wrong_rope_cache_names_the_cache_it_was_compared_with() -> None:
+    """Right context vectors and a cache of unrotated keys: the ✗ names the keys the cache should hold."""
+    code = _rope_step(
+        rotate="pass",
+        store=_STEP_RIGHT["store"]
+        + "\n    queries = apply_rope(queries, positions)"
+        + "\n    keys = apply_rope(keys, torch.arange(keys.shape[2]))",
+    )
+    english = diagnose("exercise-rope-cache-bug", _answer(code))
+    chinese = diagnose("exercise-rope-cache-bug", _answer(code), lang="zh")
+    assert english.hint == chinese.hint == "cache_unrotated"
+    assert "Compared with: the keys of every token so far" in str(english), str(english)
+    assert "RoPEAttention's forward over the whole sequence" not in str(english)
+    assert "到目前为止每个词元的键" in str(chinese), str(chinese)
+
+
+WRONG += [
+    ("exercise-rope-cache-bug", _rope_step(positions="torch.arange(num_new)"), "restart"),
+    # Positions one after the right ones: the first step's context is right, its cache is not.
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(positions="torch.arange(num_cached + 1, num_cached + 1 + num_new)"),
+        "off_by_one",
+    ),
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(positions="torch.arange(num_cached - 1, num_cached - 1 + num_new)"),
+        "off_by_one",
+    ),
+    # The new keys rotated and cached, then every key rotated again at 0 .. num_keys - 1 before attending.
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(store=_STEP_RIGHT["store"] + "\n    keys = apply_rope(keys, torch.arange(keys.shape[2]))"),
+        "rotate_twice",
+    ),
+    # The new keys appended unrotated to the rotated cache, then all of it rotated: right on the prompt, and the
+    # cache it leaves holds unrotated keys.
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(
+            rotate="pass",
+            store=_STEP_RIGHT["store"]
+            + "\n    queries = apply_rope(queries, positions)"
+            + "\n    keys = apply_rope(keys, torch.arange(keys.shape[2]))",
+        ),
+        "cache_unrotated",
+    ),
+    ("exercise-rope-cache-bug", _rope_step(rotate="keys = apply_rope(keys, positions)"), "rotate_both"),
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(
+            rotate="queries = apply_rope(queries, positions, 'interleaved')\n"
+            "    keys = apply_rope(keys, positions, 'interleaved')"
+        ),
+        "layout",
+    ),
+    # Right context vectors, and the new keys stored before their rotation: the next step would read them unrotated.
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(
+            rotate="raw, queries, keys = keys, apply_rope(queries, positions), apply_rope(keys, positions)",
+            store=_STEP_RIGHT["store"]
+            + "\n    past = cache.cache_k[:, :, :num_cached]"
+            + "\n    cache.cache_k = raw if num_cached == 0 else torch.cat([past, raw], dim=2)",
+        ),
+        "cache_unrotated",
+    ),
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(
+            attend="return torch.nn.functional.scaled_dot_product_attention(queries, keys, values, is_causal=True)"
+        ),
+        "causal_upper_left",
+    ),
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(
+            attend=_STEP_RIGHT["attend"].replace("attn_mask=allowed", "attn_mask=allowed, scale=1 / keys.shape[-1]")
+        ),
+        "scale_by_d_k",
+    ),
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(store=_STEP_RIGHT["store"].replace("cache.cache_k, cache.cache_v = keys, values", "pass")),
+        "no_store",
+    ),
+    # The mask handed to SDPA as floats, ones and zeros or 0 and -1: added to the scores, it hides nothing.
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(attend=_STEP_RIGHT["attend"].replace("attn_mask=allowed", "attn_mask=allowed.float()")),
+        "float_keep",
+    ),
+    (
+        "exercise-rope-cache-bug",
+        _rope_step(attend=_STEP_RIGHT["attend"].replace("attn_mask=allowed", "attn_mask=allowed.float() - 1.0")),
+        "float_keep",
+    ),
+]
+RIGHT |= {
+    # The turn as exp(i * angle), the frequencies written out, the pairs by view.
+    "exercise-rope-complex": """
+        def answer(x, positions):
+            d = x.shape[-1]
+            inv_freq = 1.0 / (10000.0 ** (torch.arange(0, d // 2, dtype=torch.float32) * 2 / d))
+            turn = torch.exp(1j * torch.outer(positions.float(), inv_freq))
+            z = torch.view_as_complex(x.float().contiguous().view(*x.shape[:-1], d // 2, 2))
+            return torch.view_as_real(z * turn).reshape(x.shape).type_as(x)
+        """,
+    # The attention written out with einsum, the positions from the cache's own length.
+    "exercise-rope-cache-bug": """
+        def answer(cache, queries, keys, values):
+            from attention_lib import apply_rope, positions_for_step
+            past = 0 if cache.cache_k is None else cache.cache_k.size(-2)
+            where = positions_for_step(past, queries.size(-2))
+            queries, keys = apply_rope(queries, where), apply_rope(keys, where)
+            if past:
+                keys = torch.cat((cache.cache_k, keys), dim=-2)
+                values = torch.cat((cache.cache_v, values), dim=-2)
+            cache.cache_k, cache.cache_v = keys, values
+            scores = torch.einsum("bhqd,bhkd->bhqk", queries, keys) / queries.size(-1) ** 0.5
+            rows = torch.arange(queries.size(-2))[:, None] + past
+            scores = scores.masked_fill(torch.arange(keys.size(-2)) > rows, float("-inf"))
+            return scores.softmax(dim=-1) @ values
+        """,
+}
+
+# masks beyond causal (exercises/attention_exercises/masks_beyond.py)
+SLIDING_DOCUMENT = """
+def answer(document_ids, window):
+    n = document_ids.shape[-1]
+    back = torch.arange(n)[:, None] - torch.arange(n)
+    outside = {outside}
+    other = {other}
+    return {ret}
+"""
+_SLIDING_RIGHT = {
+    "outside": "(back < 0) | (back >= window)",
+    "other": "document_ids[..., :, None] != document_ids[..., None, :]",
+    "ret": "other | outside",
+}
+
+
+def _sliding_document(**changes: str) -> str:
+    return SLIDING_DOCUMENT.format(**{**_SLIDING_RIGHT, **changes})
+
+
+WRONG += [
+    ("exercise-sliding-document-mask", _sliding_document(ret="~(other | outside)"), "mask_polarity"),
+    ("exercise-sliding-document-mask", _sliding_document(outside="(back <= 0) | (back >= window)"), "causal_diagonal"),
+    ("exercise-sliding-document-mask", _sliding_document(outside="(back < -1) | (back >= window)"), "causal_diagonal"),
+    ("exercise-sliding-document-mask", _sliding_document(outside="(back < 0) | (back > window)"), "window_count"),
+    ("exercise-sliding-document-mask", _sliding_document(outside="(back < 0) | (back >= window - 1)"), "window_count"),
+    ("exercise-sliding-document-mask", _sliding_document(outside="back < 0"), "window_missing"),
+    ("exercise-sliding-document-mask", _sliding_document(ret="outside.expand(other.shape)"), "documents_missing"),
+    ("exercise-sliding-document-mask", _sliding_document(ret="other & outside"), "combine_or"),
+    # One row of ids only: a batch of rows compared across the batch.
+    (
+        "exercise-sliding-document-mask",
+        _sliding_document(other="document_ids[:, None] != document_ids[None, :]"),
+        "batch_dims",
+    ),
+    ("exercise-sliding-document-mask", _sliding_document(ret="(other | outside).int()"), "bool_mask"),
+    # The task's rule: the library's two masks.
+    (
+        "exercise-sliding-document-mask",
+        "def answer(document_ids, window):\n    from attention_lib import document_mask, sliding_window_mask\n"
+        "    return document_mask(document_ids) | sliding_window_mask(document_ids.shape[-1], window)",
+        "rule_function",
+    ),
+]
+
+# The page's find-the-bug mask_mod, with {real} keys and {allowed} as the fix writes them.
+PADDED_WINDOW = """
+def answer(valid_lens, num_keys, window):
+    num_pads = num_keys - valid_lens
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        back = q_idx - kv_idx
+        real = {real}
+        return {allowed}
+
+    return mask_mod
+"""
+_PADDED_RIGHT = {"real": "kv_idx >= num_pads[b]", "allowed": "real & (back >= 0) & (back < window)"}
+
+
+def _padded_window(**changes: str) -> str:
+    return PADDED_WINDOW.format(**{**_PADDED_RIGHT, **changes})
+
+
+WRONG += [
+    # The bug left in: True where masked out.
+    ("exercise-padded-window-bug", _padded_window(allowed="~real | (back < 0) | (back >= window)"), "mask_polarity"),
+    ("exercise-padded-window-bug", _padded_window(allowed="real | (back >= 0) | (back < window)"), "combine_and"),
+    ("exercise-padded-window-bug", _padded_window(allowed="real & (back > 0) & (back < window)"), "causal_diagonal"),
+    ("exercise-padded-window-bug", _padded_window(allowed="real & (back >= 0) & (back <= window)"), "window_count"),
+    ("exercise-padded-window-bug", _padded_window(allowed="real & (back < window)"), "future"),
+    # A newcomer's walk: the window dropped, which a window of 1 on a short sequence cannot tell from one key too many.
+    (
+        "exercise-padded-window-bug",
+        _padded_window(allowed="(kv_idx >= num_pads[b]) & (q_idx - kv_idx >= 0)"),
+        "window_missing",
+    ),
+    ("exercise-padded-window-bug", _padded_window(real="kv_idx < valid_lens[b]"), "left_pads"),
+    ("exercise-padded-window-bug", _padded_window(real="kv_idx > num_pads[b]"), "left_pads"),
+    ("exercise-padded-window-bug", _padded_window(allowed="real and (back >= 0) and (back < window)"), "tensor_ops"),
+]
+RIGHT |= {
+    # The window from the library's positions written as torch.where, the documents by eq and logical_not.
+    "exercise-sliding-document-mask": """
+        def answer(document_ids, window):
+            idx = torch.arange(document_ids.size(-1))
+            seen = (idx[None, :] <= idx[:, None]) & (idx[None, :] > idx[:, None] - window)
+            same = document_ids.unsqueeze(-1).eq(document_ids.unsqueeze(-2))
+            return torch.logical_not(same & seen)
+        """,
+    # ~ of the whole masked-out condition, with torch.logical_or.
+    "exercise-padded-window-bug": """
+        def answer(valid_lens, num_keys, window):
+            pads = num_keys - valid_lens
+
+            def mask_mod(b, h, q_idx, kv_idx):
+                masked = torch.logical_or(kv_idx < pads[b], (q_idx - kv_idx < 0) | (q_idx - kv_idx >= window))
+                return ~masked
+
+            return mask_mod
+        """,
+}
+
+
+# real-model (exercises/attention_exercises/real_model.py)
+HEAD_AVERAGE = """
+def answer(attentions, query):
+    return {line}
+"""
+WRONG += [
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.stack(attentions)[..., query].mean(dim=2)"),
+        "column",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.stack(attentions)[:, :, :, query, :].mean(dim=1)"),
+        "head_dim",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.stack([a[:, :, query, :].mean(dim=0) for a in attentions])"),
+        "head_dim",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.stack(attentions)[:, :, :, query, :].sum(dim=2)"),
+        "sum",
+    ),
+    # A newcomer's walk: a softmax again after the average.
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.softmax(torch.stack(attentions)[:, :, :, query].mean(2), -1)"),
+        "softmax_again",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.stack(attentions)[:, :, :, query, :]"),
+        "average",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="torch.cat(attentions)[:, :, query, :].mean(dim=1)"),
+        "stack",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="[a[:, :, query, :].mean(dim=1) for a in attentions]"),
+        "stack",
+    ),
+    (
+        "exercise-real-model-head-average",
+        HEAD_AVERAGE.format(line="attentions[-1][:, :, query, :].mean(dim=1)"),
+        "layers",
+    ),
+]
+# The page's find-the-bug, fixed as {weight} and {proj} say, the biases as {bias} and {proj_bias} do.
+GPT2_TO_LIB = """
+def answer(attn, context_length):
+    from attention_lib import MultiHeadAttention
+
+    d = attn.c_proj.weight.shape[0]
+    mha = MultiHeadAttention(d, d, context_length, 0.0, attn.num_heads, qkv_bias={qkv_bias})
+    w_q, w_k, w_v = attn.c_attn.weight.split(d, dim={dim})
+    b_q, b_k, b_v = attn.c_attn.bias.split(d)
+    with torch.no_grad():
+        for linear, weight, bias in {copies}:
+            linear.weight.copy_({weight})
+            {bias}
+        mha.out_proj.weight.copy_({proj})
+        {proj_bias}
+    return mha
+"""
+RIGHT_COPY = {
+    "qkv_bias": "True",
+    "dim": "1",
+    "copies": "((mha.W_query, w_q, b_q), (mha.W_key, w_k, b_k), (mha.W_value, w_v, b_v))",
+    "weight": "weight.T",
+    "bias": "linear.bias.copy_(bias)",
+    "proj": "attn.c_proj.weight.T",
+    "proj_bias": "mha.out_proj.bias.copy_(attn.c_proj.bias)",
+}
+
+
+def _gpt2_to_lib(**changes: str) -> str:
+    return GPT2_TO_LIB.format(**(RIGHT_COPY | changes))
+
+
+WRONG += [
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(weight="weight", proj="attn.c_proj.weight"), "transpose"),
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(proj="attn.c_proj.weight"), "transpose"),
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(weight="weight"), "transpose"),
+    (
+        "exercise-real-model-conv1d-bug",
+        _gpt2_to_lib(copies="((mha.W_query, w_k, b_k), (mha.W_key, w_q, b_q), (mha.W_value, w_v, b_v))"),
+        "order",
+    ),
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(qkv_bias="False", bias="pass"), "qkv_bias"),
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(bias="pass"), "qkv_bias"),
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(proj_bias="pass"), "proj_bias"),
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(dim="0"), "split_dim"),
+    # No bias copied at all: left as the module made them, or zeroed.
+    ("exercise-real-model-conv1d-bug", _gpt2_to_lib(bias="pass", proj_bias="pass"), "qkv_bias"),
+    (
+        "exercise-real-model-conv1d-bug",
+        _gpt2_to_lib(bias="linear.bias.zero_()", proj_bias="mha.out_proj.bias.zero_()"),
+        "qkv_bias",
+    ),
+    # `reshape(3, d, d)` cuts the (d, 3 * d) weight's rows into three, not its columns.
+    (
+        "exercise-real-model-conv1d-bug",
+        _gpt2_to_lib().replace("attn.c_attn.weight.split(d, dim=1)", "attn.c_attn.weight.reshape(3, d, d)"),
+        "split_dim",
+    ),
+    (
+        "exercise-real-model-conv1d-bug",
+        _gpt2_to_lib().replace("linear.weight.copy_(weight.T)", "linear.weight = weight.T"),
+        "assign",
+    ),
+    (
+        "exercise-real-model-conv1d-bug",
+        _gpt2_to_lib().replace("with torch.no_grad():", "if True:"),
+        "no_grad",
+    ),
+    (
+        "exercise-real-model-conv1d-bug",
+        """
+        def answer(attn, context_length):
+            from attention_lib import from_gpt2_attention
+            return from_gpt2_attention(attn, context_length)
+        """,
+        "rule_function",
+    ),
+]
+RIGHT |= {
+    # The layers' weights averaged one layer at a time, the query counted as a row of each.
+    "exercise-real-model-head-average": """
+        def answer(attentions, query):
+            return torch.stack([layer[:, :, query].mean(dim=1) for layer in attentions])
+        """,
+    # Transposed first, then cut along the rows; everything loaded at once as a state dict.
+    "exercise-real-model-conv1d-bug": """
+        def answer(attn, context_length):
+            from attention_lib import MultiHeadAttention
+
+            d = attn.c_attn.weight.shape[0]
+            mha = MultiHeadAttention(d, d, context_length, 0.0, attn.num_heads, qkv_bias=True)
+            weights = attn.c_attn.weight.T.split(d)  # 3 x (d_out, d_in)
+            biases = attn.c_attn.bias.split(d)
+            state = {"out_proj.weight": attn.c_proj.weight.T, "out_proj.bias": attn.c_proj.bias}
+            for name, weight, bias in zip(("W_query", "W_key", "W_value"), weights, biases):
+                state[f"{name}.weight"], state[f"{name}.bias"] = weight, bias
+            mha.load_state_dict(state)
+            return mha
+        """,
+}
+
+
+def test_the_real_model_checks_stand_in_computes_what_gpt2s_attention_layer_computes() -> None:
+    """The layer the find-the-bug exercise hands over needs no transformers; where transformers is installed, its
+    forward is GPT-2's own, with the same weights."""
+    hf_gpt2 = pytest.importorskip("transformers.models.gpt2.modeling_gpt2", reason="needs transformers")
+    from attention_exercises.real_model import _gpt2_layer
+
+    for seed, (num_heads, head_dim, num_tokens) in enumerate([(1, 2, 1), (2, 3, 5), (3, 2, 4)]):
+        d = num_heads * head_dim
+        stand_in = _gpt2_layer(seed, d, num_heads)
+        config = hf_gpt2.GPT2Config(n_embd=d, n_head=num_heads, attn_implementation="eager")
+        theirs = hf_gpt2.GPT2Attention(config, layer_idx=0).eval()
+        theirs.load_state_dict(stand_in.state_dict())
+        x = torch.randn(2, num_tokens, d, generator=torch.Generator().manual_seed(seed))
+        causal = torch.zeros(num_tokens, num_tokens).masked_fill(
+            torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu(1), torch.finfo(torch.float32).min
+        )
+        with torch.no_grad():
+            ours, our_weights = stand_in(x)
+            expected, weights = theirs(x, attention_mask=causal[None, None])
+        torch.testing.assert_close(ours, expected, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(our_weights, weights, atol=1e-5, rtol=1e-5)
+        assert repr(stand_in.c_attn) == repr(theirs.c_attn)
 
 
 def _answer(code: str):

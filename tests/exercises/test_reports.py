@@ -266,3 +266,109 @@ def test_a_newcomers_probes_get_their_own_hints(exercise: str, source: str, hint
     for lang in LANGUAGES:
         result = diagnose(exercise, namespace["answer"], lang=lang)
         assert (result.passed, result.hint) == (False, hint), str(result)
+
+
+class _TiledGQA(torch.nn.Module):
+    """Exercise 3 of grouped-query attention as the page gives it: `repeat` where `repeat_interleave` belongs, a
+    bug only while 1 < num_kv_groups < num_heads."""
+
+    def __init__(self, d_in, d_out, num_heads, num_kv_groups):
+        super().__init__()
+        self.h, self.g, self.hd = num_heads, num_kv_groups, d_out // num_heads
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=False)
+        self.W_key = torch.nn.Linear(d_in, num_kv_groups * self.hd, bias=False)
+        self.W_value = torch.nn.Linear(d_in, num_kv_groups * self.hd, bias=False)
+        self.out_proj = torch.nn.Linear(d_out, d_out, bias=False)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q = self.W_query(x).view(b, t, self.h, self.hd).transpose(1, 2)
+        k = self.W_key(x).view(b, t, self.g, self.hd).transpose(1, 2).repeat(1, self.h // self.g, 1, 1)
+        v = self.W_value(x).view(b, t, self.g, self.hd).transpose(1, 2).repeat(1, self.h // self.g, 1, 1)
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.out_proj(out.transpose(1, 2).reshape(b, t, -1))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_module_exercises_example_shows_how_the_module_was_made(lang: str) -> None:
+    """The input alone does not reproduce a module's failure: its sizes do (a newcomer's walk, 2026-11-27). The
+    example shows the call that made the module, by the names of its parameters, then the input, in every language
+    (the call is code), and `result.example.inputs` holds it."""
+    result = diagnose("exercise-gqa-repeat-bug", _TiledGQA, lang=lang)
+    assert (result.passed, result.hint) == (False, "repeat"), str(result)
+    lines = str(result).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == say(LABELS, "example", lang))
+    made = re.fullmatch(
+        r"    module = _TiledGQA\(d_in=(\d+), d_out=(\d+), num_heads=(\d+), num_kv_groups=(\d+)\)", lines[start + 1]
+    )
+    assert made is not None, str(result)
+    assert lines[start + 2].startswith("    x = "), str(result)
+    d_in, d_out, num_heads, num_kv_groups = (int(size) for size in made.groups())
+    assert 1 < num_kv_groups < num_heads, str(result)  # where the bug shows
+    assert result.example is not None
+    built = result.example.inputs["module"]
+    assert repr(built) == lines[start + 1].removeprefix("    module = ")
+    # Made again from what it shows, the module fails on the input shown.
+    module = _TiledGQA(d_in, d_out, num_heads, num_kv_groups)
+    x = result.example.inputs["x"]
+    assert isinstance(x, torch.Tensor)
+    assert x.shape[-1] == d_in
+    assert module(x).shape == result.example.expected.shape
+
+
+def test_the_smallest_example_counts_the_sizes_the_module_was_made_with() -> None:
+    from attention_exercises._core import Built, Example
+
+    x = torch.zeros(2, 3)
+    small = Example({"module": Built("M", (("d_in", 3), ("d_out", 2), ("dropout", 0.1))), "x": x})
+    large = Example({"module": Built("M", (("d_in", 3), ("d_out", 8), ("dropout", 0.1))), "x": x})
+    assert (small.size, large.size) == (6 + 5, 6 + 11)
+    assert repr(small.inputs["module"]) == "M(d_in=3, d_out=2, dropout=0.1)"
+
+
+def _dropout_attention(drop_scores: bool = False, drop_weights: bool = False) -> type:
+    """The dropout chapter's causal attention, dropout on the scores, on the weights, or nowhere."""
+
+    class Attention(torch.nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout):
+            super().__init__()
+            self.W_query = torch.nn.Linear(d_in, d_out, bias=False)
+            self.W_key = torch.nn.Linear(d_in, d_out, bias=False)
+            self.W_value = torch.nn.Linear(d_in, d_out, bias=False)
+            self.p = dropout
+
+        def forward(self, x):
+            n = x.shape[1]
+            queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+            scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+            if drop_scores:
+                scores = torch.nn.functional.dropout(scores, self.p, self.training)
+            future = torch.ones(n, n, dtype=torch.bool).triu(1)
+            weights = torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1)
+            if drop_weights:
+                weights = torch.nn.functional.dropout(weights, self.p, self.training)
+            return weights @ values
+
+    return Attention
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_failure_in_training_mode_names_training_mode_as_what_it_compared_with(lang: str) -> None:
+    """The dropout exercise compares with the library in evaluation mode, then in training mode: a ✗ found in
+    training mode names that (a newcomer's walk on 2026-11-27 found it named evaluation mode, with training-mode
+    numbers)."""
+    words = EXERCISES["exercise-dropout-eval-bug"].words
+    result = diagnose("exercise-dropout-eval-bug", _dropout_attention(), lang=lang)
+    assert (result.passed, result.hint) == (False, "never_train"), str(result)
+    printed = re.sub(r"\s", "", str(result))
+    assert re.sub(r"\s", "", say(LABELS, "reference", lang, reference=say(words, "lib_train", lang))) in printed
+    assert re.sub(r"\s", "", say(words, "lib_eval", lang)) not in printed
+    # The module right in both modes: nothing to name.
+    assert diagnose("exercise-dropout-eval-bug", _dropout_attention(drop_weights=True), lang=lang).passed
+
+
+def test_dropout_on_the_scores_is_not_said_to_leave_the_weights_unscaled() -> None:
+    """F.dropout on the scores does scale the survivors by 1/(1 - p); what is wrong is where it is."""
+    result = diagnose("exercise-dropout-eval-bug", _dropout_attention(drop_scores=True))
+    assert result.hint == "scores_dropped", str(result)
+    assert "not scaled by 1/(1 - p)" not in " ".join(str(result).split())

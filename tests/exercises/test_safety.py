@@ -349,3 +349,25 @@ def test_the_alarm_is_never_lost_in_a_garbage_collectors_callback(short_limit: N
         gc.callbacks.remove(callback)
         sys.unraisablehook = hook
     assert lost == []
+
+
+def test_watching_torchs_operators_is_paid_for_before_the_answers_time_limit() -> None:
+    """torch's first operator under a dispatch mode imports torch._dynamo, seconds on a busy machine: a check
+    whose rules watch the operators (here torch's softmax is ruled out) pays for it before the reader's first
+    call starts its time limit, or a right answer times out on a loaded machine."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch\n"
+        "from attention_exercises import diagnose\n"
+        "seen = []\n"
+        "def answer(x):\n"
+        "    seen.append('torch._dynamo' in sys.modules)\n"
+        "    e = torch.exp(x - x.max(dim=-1, keepdim=True).values)\n"
+        "    return e / e.sum(dim=-1, keepdim=True)\n"
+        "print(bool(diagnose('exercise-stable-softmax', answer)), seen[0])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True"]

@@ -218,10 +218,12 @@ def test_a_bug_shows_its_failure_and_folds_its_hint(lang: str) -> None:
             assert label not in shown, f"{lang}/{page}: {exercise.id} shows its hint"
             assert folded.strip().startswith(label), folded
             bugs += 1
-    assert bugs >= sum(exercise.endswith("-bug") for exercise in EXERCISES) == 22
+    assert bugs >= sum(exercise.endswith("-bug") for exercise in EXERCISES) == 25
 
 
 #: The three items that open a write-it's contract, by language.
+#: A dtype named in a contract's inputs: float32, float16, bfloat16, int64, bool, or the word dtype itself.
+DTYPE = re.compile(r"\b(?:b?float(?:16|32|64)?|u?int(?:8|16|32|64)|bool|long|dtype)\b")
 CONTRACT = {
     "en": ("- **Inputs:** ", "- **Returns:** ", "- **May use:** "),
     # The colon outside the bold: CommonMark (Jupyter, GitHub) closes no `**` between "：" and a Chinese character.
@@ -244,7 +246,7 @@ def test_every_write_it_states_its_inputs_its_output_and_what_it_may_use(lang: s
             assert all(start > 0 for start in starts), f"{lang}/{page}: {exercise.id} lacks {CONTRACT[lang]}"
             assert starts == sorted(starts), f"{lang}/{page}: {exercise.id}"
             inputs = task[starts[0] : starts[1]]
-            assert "float" in inputs or "dtype" in inputs or "bool" in inputs, f"{lang}/{page}: {exercise.id}: no dtype"
+            assert DTYPE.search(inputs), f"{lang}/{page}: {exercise.id}: no dtype"
             assert "(" in inputs, f"{lang}/{page}: {exercise.id}: no shape"
             written += 1
-    assert written == 16
+    assert written == 19

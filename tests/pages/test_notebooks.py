@@ -20,12 +20,17 @@ from IPython.core.inputtransformer2 import TransformerManager
 from nbclient import NotebookClient
 from sybil import Document
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10; pytest depends on tomli there
+    import tomli as tomllib
+
 import attention_lib
 from docs_tools import config as site_config
 from docs_tools import notebooks as make_notebooks
 from docs_tools.kernels import ForkedKernelManager
 from docs_tools.outputs import compare_output
-from docs_tools.pages import CHECK_CALL, PREDICT, RUN, WRITE, exercises, fenced_blocks, shown_outputs
+from docs_tools.pages import CHECK_CALL, PREDICT, RUN, WRITE, exercises, fenced_blocks, shown_outputs, skipped
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -171,6 +176,7 @@ def test_notebook_shows_the_pages_code_and_outputs(lang: str, page: str) -> None
         for block in blocks
         if block.lexemes["info"] == RUN
         and not str(block.lexemes["source"]).lstrip().startswith("--8<--")
+        and not skipped(text, block)  # shown, not run: in the prose (test_a_block_shown_but_not_run_...)
         and not any(start <= block.start < end for start, end in folded)
     ]
     notebook = nbformat.read(make_notebooks.target(page, lang), as_version=4)  # texts stored as lists of lines, joined
@@ -338,6 +344,57 @@ def test_the_install_cell_does_nothing_where_both_packages_are_installed(
             assert f"!git clone --depth 1 {repository}" in said
             assert "%pip install ./attention-docs ./attention-docs/exercises" in said
             assert ("从 PyPI 安装" in said) == (lang == "zh")
+
+
+def test_a_block_shown_but_not_run_stays_in_the_prose_and_no_cell_runs_it() -> None:
+    """A block the page shows without running (``<!-- skip: next "why" -->``, not library source: the real-model
+    page's download of GPT-2 from the Hub) is a fenced block in a Markdown cell, never a code cell, which the
+    suite's kernel and a reader's Run all would execute."""
+    notebook = json.loads(make_notebooks.target("real-model", "en").read_text(encoding="utf-8"))
+    where = {
+        cell["cell_type"]
+        for cell in notebook["cells"]
+        if 'GPT2LMHeadModel.from_pretrained("gpt2"' in "".join(cell["source"])
+    }
+    assert where == {"markdown"}
+    markdown = next("".join(cell["source"]) for cell in notebook["cells"] if "AutoTokenizer" in "".join(cell["source"]))
+    assert "```python\nfrom transformers import AutoTokenizer\n" in markdown
+    assert "skip:" not in markdown
+
+
+def test_a_page_that_imports_transformers_installs_the_major_version_it_was_checked_with(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """transformers, which Colab has and the real-model page imports, is installed where another major version or
+    none is, at the range the test suite runs the page with; a page that does not import it gets no such line."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert make_notebooks.EXTRAS["transformers"] in pyproject["project"]["optional-dependencies"]["test"]
+    assert make_notebooks.extras(["import torch\nfrom transformers import GPT2Config\n"]) == ["transformers"]
+    assert make_notebooks.extras(["import torch  # transformers"]) == []
+    for page in make_notebooks.CHAPTERS:
+        path = make_notebooks.target(page, "en")
+        if not path.exists():
+            continue
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        install = "".join(next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")["source"])
+        assert ("transformers" in install) == (page == "real-model"), page
+    notebook = json.loads(make_notebooks.target("real-model", "en").read_text(encoding="utf-8"))
+    source = "".join(next(cell for cell in notebook["cells"] if cell["cell_type"] == "code")["source"])
+    assert importlib.metadata.version("transformers").split(".")[0] == "5"
+    versions = {"attention_lib": attention_lib.__version__, "attention_exercises": attention_exercises.__version__}
+    pip = 'install --quiet "transformers>=5,<6"'
+    for installed, expected in (("5.24.0", []), ("5.0.0rc1", []), ("4.57.1", [pip]), ("6.0.0", [pip]), (None, [pip])):
+        now = {**versions, "transformers": installed}
+
+        def version(name: str, now: dict[str, str | None] = now) -> str:
+            if now[name] is None:
+                raise importlib.metadata.PackageNotFoundError(name)
+            return str(now[name])
+
+        monkeypatch.setattr(importlib.metadata, "version", version)
+        assert [line for _, line in _install_calls(source)] == expected, installed
+    with pytest.raises(ValueError, match="one major version"):
+        make_notebooks._major("transformers>=5")
 
 
 def test_in_a_notebook_the_check_folds_its_hint_and_is_shown_once(tmp_path: Path) -> None:

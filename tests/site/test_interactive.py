@@ -20,7 +20,7 @@ from docs_tools.pages import INTERACTIVE
 ROOT = Path(__file__).resolve().parents[2]
 DATA = json.loads((ROOT / "docs_tools" / "data" / "explorers.json").read_text(encoding="utf-8"))
 #: The pages with an explorer, and its name in docs_tools/data/explorers.json.
-EXPLORERS = {"attention-weights/": "weights", "masks/": "masks", "multi-head/": "multi-head"}
+EXPLORERS = {"attention-weights/": "weights", "masks/": "masks", "multi-head/": "multi-head", "real-model/": "gpt2"}
 LANGUAGES = ("", "zh/")
 EXPLORER_PAGES = [(prefix + url, "1280") for prefix in LANGUAGES for url in EXPLORERS]
 TRACER_PAGES = [(prefix + "multi-head/", "1280") for prefix in LANGUAGES]
@@ -65,6 +65,41 @@ def test_the_explorers_numbers_are_the_pages_modules() -> None:
     assert not torch.allclose(uncausal.float(), attn_weights, atol=1e-3)
 
 
+def test_the_gpt2_explorer_starts_from_the_real_model_pages_gpt2() -> None:
+    """The real-model page's explorer is layer 0 of the page's GPT-2: its inputs are what the layer is fed, and at
+    the defaults (the model's 2 heads, scaled, causal, every token) its weights are the model's output_attentions,
+    head by head, to float32 rounding. Built here as the page builds it, with transformers."""
+    transformers = pytest.importorskip("transformers", reason="needs transformers")
+    config = transformers.GPT2Config(
+        vocab_size=16,
+        n_positions=16,
+        n_embd=8,
+        n_layer=2,
+        n_head=2,
+        initializer_range=0.5,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    torch.manual_seed(123)
+    model = transformers.GPT2LMHeadModel(config).eval()
+    model.set_attn_implementation("eager")
+    captured = []
+    handle = model.transformer.h[0].attn.register_forward_hook(lambda module, args, output: captured.append(args[0]))
+    with torch.no_grad():
+        out = model(torch.tensor([[1, 2, 3, 4, 5, 6]]), output_attentions=True)
+    handle.remove()
+    explorer = DATA["gpt2"]
+    assert explorer["words"] == list(al.JOURNEY_WORDS)
+    assert torch.equal(torch.tensor(explorer["inputs"]), captured[0][0])
+    assert not model.transformer.h[0].attn.c_attn.bias.any()  # explorer.js adds no biases
+    defaults = explorer["defaults"]
+    assert defaults["num_heads"] == model.config.n_head
+    _, _, expected, _ = reference(explorer, defaults["num_heads"], defaults["scale"], defaults["causal"], 6)
+    assert torch.allclose(expected.float(), out.attentions[0], atol=1e-6)
+    _, _, uncausal, _ = reference(explorer, 2, scale=True, causal=False, valid_len=6)
+    assert not torch.allclose(uncausal.float(), out.attentions[0], atol=1e-3)
+
+
 #: Every setting of an explorer's controls, read back from its data- attributes; the controls are set as the
 #: browser sets them for a reader (their value, then a change event), and put back to the defaults after.
 SWEEP = """root => {
@@ -107,7 +142,7 @@ SWEEP = """root => {
 }"""
 
 
-@pytest.mark.parametrize("visited", EXPLORER_PAGES, indirect=True)
+@pytest.mark.parametrize("visited", EXPLORER_PAGES, indirect=True, ids=[url for url, _ in EXPLORER_PAGES])
 def test_the_explorer_computes_what_attention_lib_computes_for_every_setting(visited) -> None:
     page = visited.tab
     name = EXPLORERS[visited.url.removeprefix("zh/")]
@@ -445,7 +480,7 @@ def test_the_pieces_load_only_where_a_page_shows_them_and_weigh_little(site: Pat
         added = sum(compressed(files[kind].read_bytes()) for kind in kinds) + compressed(css.read_bytes())
         added += compressed(html.encode()) - compressed(plain.encode())
         assert added <= BUDGET_KB * 1024, f"{path}: the interactive pieces add {added / 1024:.1f} KB"
-    assert showing == 6  # three pages in each language
+    assert showing == 2 * len(EXPLORERS)  # each page in each language
 
 
 def test_the_notebooks_link_to_the_pieces_and_keep_the_figures() -> None:

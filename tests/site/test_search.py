@@ -41,6 +41,11 @@ ENGLISH = [
     ("", "grouped-query attention", "grouped-query/"),
     ("", "sdpa_kernel", "attention-backends/"),
     ("masks/", "is_causal", "pytorch-equivalence/"),
+    ("", "RoPE", "positions/"),
+    ("", "rotary position embeddings", "positions/"),
+    ("", "sliding window", "masks-beyond-causal/"),
+    ("", "FlexAttention", "masks-beyond-causal/"),
+    ("", "output_attentions", "real-model/"),
 ]
 CHINESE = [
     ("zh/", "注意力分数", "zh/attention-scores/"),
@@ -63,6 +68,10 @@ CHINESE = [
     ("zh/", "后端", "zh/attention-backends/"),
     ("zh/", "术语表", "zh/glossary/"),
     ("zh/", "填充", "zh/masks/"),
+    ("zh/", "旋转位置编码", "zh/positions/"),
+    ("zh/", "滑动窗口", "zh/masks-beyond-causal/"),
+    ("zh/", "打包", "zh/masks-beyond-causal/"),
+    ("zh/", "真实模型", "zh/real-model/"),
 ]
 
 
