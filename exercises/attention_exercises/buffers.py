@@ -221,25 +221,7 @@ def _causal_buffer(answer: Any) -> list[tuple[str, dict[str, Any]]]:
 
         with torch.no_grad():
             half = call(module.half(), x.half(), wrong={"fill_1e9": fill_1e9})
-        if not isinstance(half, torch.Tensor):
-            got = type(half).__name__
-            raise WrongAnswerError("not_tensor", "compare", got=got)
-        if half.dtype != torch.float16:  # as x is, and the module's weights
-            raise WrongAnswerError(
-                "dtype",
-                "dtype",
-                what="half_output",
-                got=str(half.dtype).removeprefix("torch."),
-                expected="float16",
-            )
-        if not torch.isfinite(half).all():
-            raise WrongAnswerError("not_finite", "compare", what="half_output")
-        # float16 keeps about 3 decimal digits
-        diff = (half.double() - expected.double()).abs().max().item()
-        if diff > 1e-2:
-            raise WrongAnswerError(
-                "values", "compare", what="half_output", diff=diff
-            )
+        _half_output(half, expected)
 
         # A GPU where there is one; elsewhere the meta device, which moves a
         # module anywhere CPU-only code runs: a mask that stays on the CPU
@@ -362,25 +344,7 @@ def _attention_step(answer: Any) -> list[tuple[str, dict[str, Any]]]:
         halves = [t.half() for t in (q, k, v)]
         with torch.no_grad():
             half = call(module.half(), *halves)
-        if not isinstance(half, torch.Tensor):
-            got = type(half).__name__
-            raise WrongAnswerError("not_tensor", "compare", got=got)
-        if half.dtype != torch.float16:  # as the inputs are
-            raise WrongAnswerError(
-                "dtype",
-                "dtype",
-                what="half_output",
-                got=str(half.dtype).removeprefix("torch."),
-                expected="float16",
-            )
-        if not torch.isfinite(half).all():
-            raise WrongAnswerError("not_finite", "compare", what="half_output")
-        # float16 keeps about 3 decimal digits
-        diff = (half.double() - expected.double()).abs().max().item()
-        if diff > 1e-2:
-            raise WrongAnswerError(
-                "values", "compare", what="half_output", diff=diff
-            )
+        _half_output(half, expected)
 
         moved = module_from(answer, context_length).to(DEVICE)
         if not _moves(moved, _on_device(q, k, v)):
@@ -420,6 +384,31 @@ def _load_nothing(module: nn.Module) -> None:
         raise WrongAnswerError(
             "not_loaded", hint, checkpoint="checkpoint_empty", error=said
         ) from None
+
+
+def _half_output(half: object, expected: torch.Tensor) -> None:
+    """The output of the module converted to float16, as for inference on
+    a GPU: a float16 tensor (as its inputs and weights are), finite, and
+    within float16's precision of ``expected``."""
+    if not isinstance(half, torch.Tensor):
+        got = type(half).__name__
+        raise WrongAnswerError("not_tensor", "compare", got=got)
+    if half.dtype != torch.float16:
+        raise WrongAnswerError(
+            "dtype",
+            "dtype",
+            what="half_output",
+            got=str(half.dtype).removeprefix("torch."),
+            expected="float16",
+        )
+    if not torch.isfinite(half).all():
+        raise WrongAnswerError("not_finite", "compare", what="half_output")
+    # float16 keeps about 3 decimal digits
+    diff = (half.double() - expected.double()).abs().max().item()
+    if diff > 1e-2:
+        raise WrongAnswerError(
+            "values", "compare", what="half_output", diff=diff
+        )
 
 
 #: The catalogue's mistakes a causal attention head can make (both
