@@ -204,21 +204,34 @@ def _step(
         ("cache_k", past_k, keys),
         ("cache_v", past_v, values),
     ):
-        stored, now = getattr(cache, name), whole[:, :, start:]
-        if not isinstance(stored, torch.Tensor):
-            raise WrongAnswerError(
-                "shape",
-                "no_store",
-                what=name,
-                got=stored,
-                expected=tuple(whole.shape),
-            )
-        stale = {
-            "new_first": lambda: torch.cat([now, past], dim=2),  # noqa: B023
-            "store_new": lambda: now,  # noqa: B023
-            "no_store": lambda: past,  # noqa: B023
-        }
-        expect(stored, whole, name, stale)
+        now = whole[:, :, start:]
+        expect_stored(getattr(cache, name), whole, name, stale(past, now))
+
+
+def stale(past: torch.Tensor, now: torch.Tensor) -> dict[str, Make]:
+    """A cache stored wrong after a step, each under its hint: the new
+    tokens before the cached ones, only the new ones, or nothing new."""
+    return {
+        "new_first": lambda: torch.cat([now, past], dim=2),
+        "store_new": lambda: now,
+        "no_store": lambda: past,
+    }
+
+
+def expect_stored(
+    stored: object, whole: torch.Tensor, name: str, ways: dict[str, Make]
+) -> None:
+    """The cache's tensor ``name`` after a step must be ``whole``, the
+    cached tokens then the new ones; ``ways`` are its wrong answers."""
+    if not isinstance(stored, torch.Tensor):
+        raise WrongAnswerError(
+            "shape",
+            "no_store",
+            what=name,
+            got=stored,
+            expected=tuple(whole.shape),
+        )
+    expect(stored, whole, name, ways)
 
 
 def _cached_attention(answer: Any) -> list[tuple[str, dict[str, Any]]]:

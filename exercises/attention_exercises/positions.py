@@ -5,7 +5,6 @@ rotated at their positions in the whole sequence."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -33,19 +32,21 @@ from ._messages import Messages, messages
 from ._rules import Rules
 from .kv_cache import (
     _SDPA_MISTAKES,
+    Make,
     _attend,
     _filled,
     _hide_self,
     _projections,
     _scales,
+    expect_stored,
     pieces,
+    stale,
 )
 
 #: The chapter's own words, and the KV cache chapter's hints about storing
 #: the cache, which a cached step of RoPE attention can get wrong the same way.
 WORDS: Messages = {**messages("kv_cache"), **messages("positions")}
 
-Make = Callable[[], torch.Tensor]
 
 BASE = 10000.0
 
@@ -263,12 +264,9 @@ def _rope_step(
         ("cache_k", past_k, keys, cat([past_k, new[1]]), shifted),
         ("cache_v", past_v, values, values, []),
     ):
-        stored, now = getattr(cache, name), whole[:, :, start:]
-        stale: dict[str, Make] = {
+        stored_ways: dict[str, Make] = {
             "cache_unrotated": lambda: raw,  # noqa: B023
-            "new_first": lambda: cat([now, past]),  # noqa: B023
-            "store_new": lambda: now,  # noqa: B023
-            "no_store": lambda: past,  # noqa: B023
+            **stale(past, whole[:, :, start:]),
             **{
                 f"off_by_one:{number}": functools.partial(
                     cat, [past, keys_off]
@@ -277,15 +275,7 @@ def _rope_step(
             },
         }
         try:
-            if not isinstance(stored, torch.Tensor):
-                raise WrongAnswerError(
-                    "shape",
-                    "no_store",
-                    what=name,
-                    got=stored,
-                    expected=tuple(whole.shape),
-                )
-            expect(stored, whole, name, stale)
+            expect_stored(getattr(cache, name), whole, name, stored_ways)
         except WrongAnswerError as failure:
             # Compared with the cache as it should be, not the forward.
             failure.fields["reference"] = f"lib_{name}"
