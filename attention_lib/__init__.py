@@ -66,6 +66,12 @@ from .scoring import (
 )
 from .self_attention import SelfAttentionV1, SelfAttentionV2
 from .static_cache import StaticKVCache, capture_decode_step
+from .tiled_softmax import (
+    TileStep,
+    online_softmax,
+    tile_steps,
+    tiled_attention,
+)
 from .weight_free import (
     attn_scores_all,
     attn_scores_all_loop,
@@ -78,7 +84,7 @@ from .weight_free import (
 )
 from .window_cache import SlidingWindowKVCache
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "DESSERT_SENTENCE",
@@ -97,6 +103,7 @@ __all__ = [
     "SelfAttentionV2",
     "SlidingWindowKVCache",
     "StaticKVCache",
+    "TileStep",
     "additive_scores",
     "alibi_bias",
     "alibi_score_mod",
@@ -132,6 +139,7 @@ __all__ = [
     "merge_heads",
     "naive_softmax",
     "normalize_by_sum",
+    "online_softmax",
     "padding_mask",
     "positions_for_step",
     "previous_tokens_loss",
@@ -142,6 +150,8 @@ __all__ = [
     "sliding_window_mask",
     "sliding_window_mask_mod",
     "split_heads",
+    "tile_steps",
+    "tiled_attention",
     "to_sdpa_mask",
     "train_previous_tokens",
     "transpose_output",

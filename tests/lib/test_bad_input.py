@@ -1097,6 +1097,53 @@ BAD: dict[str, tuple[Callable[[], object], type[Exception], str]] = {
         "cache must have static_shapes=True: a graph replays the shapes "
         "and numbers it recorded, and an eager cache's are Python ints",
     ),
+    # softmax in tiles; tile_steps is a generator, which checks its arguments at the first step
+    "tile_steps zero tile_size": (
+        lambda: next(al.tile_steps(Q, K, V, tile_size=0)),
+        ValueError,
+        "tile_size must be a positive integer, got 0",
+    ),
+    "tiled_attention float tile_size": (
+        lambda: al.tiled_attention(Q, K, V, tile_size=2.0),  # type: ignore[arg-type]
+        TypeError,
+        "tile_size must be a positive integer, got 2.0",
+    ),
+    "tiled_attention keys and values of different lengths": (
+        lambda: al.tiled_attention(Q, K, V[:, :4]),
+        ValueError,
+        "keys and values must have the same number of positions, got 5 and 4",
+    ),
+    "tiled_attention keys of another size": (
+        lambda: al.tiled_attention(Q, K_6, V),
+        ValueError,
+        "keys must have size 4 in its last dimension (head_dim), got shape (2, 5, 6)",
+    ),
+    "tiled_attention no keys": (
+        lambda: al.tiled_attention(Q, K[:, :0], V[:, :0]),
+        ValueError,
+        "keys must hold at least one position, got 0",
+    ),
+    "tiled_attention mask of the wrong shape": (
+        lambda: al.tiled_attention(Q, K, V, torch.zeros(3, 4, dtype=torch.bool)),
+        ValueError,
+        "mask of shape (3, 4) does not broadcast to the attention scores' shape (2, 3, 5)",
+    ),
+    "tiled_attention float mask": (
+        lambda: al.tiled_attention(Q, K, V, torch.zeros(3, 5)),
+        TypeError,
+        "mask must be a boolean tensor (True = masked out), got dtype torch.float32",
+    ),
+    "online_softmax zero tile_size": (
+        lambda: al.online_softmax(torch.randn(3, 5), 0),
+        ValueError,
+        "tile_size must be a positive integer, got 0",
+    ),
+    "online_softmax integer scores": (
+        lambda: al.online_softmax(torch.ones(3, 5, dtype=torch.long), 2),
+        TypeError,
+        "attn_scores must be a floating-point tensor (e.g. torch.float32), got dtype torch.int64; "
+        "token ids must go through an embedding layer first",
+    ),
 }
 
 
