@@ -12,7 +12,8 @@ the light palette and ``name-dark.svg`` for the dark one (``dark()``), and a pag
 
 One module per family of figures: ``heatmaps`` (attention weights, cell by cell), ``shapes`` (tensors by
 their shapes, heads and strides), ``masks``, ``scores`` (the query "journey" as bar charts, and the scaling),
-``benchmarks`` (the attention paths' plots), ``positions`` (the angles RoPE turns by); ``_svg`` holds what
+``benchmarks`` (the attention paths' plots), ``positions`` (the angles RoPE turns by), ``tiles`` (the online
+softmax's steps); ``_svg`` holds what
 they share (fonts, colors, the document, the dark palette) and ``words`` the words of the figures drawn in each
 language. This module lists them all and writes them.
 """
@@ -56,6 +57,7 @@ from docs_tools.figures.shapes import (
     view_without_transpose,
     weight_blocks,
 )
+from docs_tools.figures.tiles import online_steps
 from docs_tools.project import DOCS
 
 __all__ = [
@@ -95,6 +97,7 @@ LOCALIZED_MAKERS: dict[str, Callable[[str], str]] = {
     "attention-kinds": attention_kinds,
     "rope-angles": rope_angles,
     "masks-beyond": masks_beyond,
+    "online-steps": online_steps,
 }
 
 

@@ -44,6 +44,7 @@ from . import (
     real_model,
     scoring,
     self_attention,
+    tiles,
     why_attention,
 )
 from ._core import (
@@ -74,6 +75,7 @@ _CHAPTERS = [
     kv_cache,
     grouped_query,
     backends,
+    tiles,
     positions,
     masks_beyond,
     real_model,
@@ -202,7 +204,7 @@ def _html(result: Result) -> str:
     )
 
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 __all__ = [
     "EXERCISES",

@@ -2555,6 +2555,230 @@ RIGHT |= {
 }
 
 
+# softmax in tiles (exercises/attention_exercises/tiles.py)
+# The write-it's loop: scores {scale}d, the {new_max}, the {rescale} factor, the {running_sum} and the {output}
+# it keeps, and what it {ret}urns.
+TILED = """
+def answer(queries, keys, values, tile_size):
+    num_queries, num_keys = queries.shape[0], keys.shape[0]
+    running_max = torch.full((num_queries, 1), float("-inf"))
+    running_sum = torch.zeros(num_queries, 1)
+    output = torch.zeros(num_queries, values.shape[1])
+    for start in range(0, num_keys, tile_size):
+        stop = min(start + tile_size, num_keys)
+        scores = queries @ keys[start:stop].T / {scale}
+        new_max = {new_max}
+        rescale = {rescale}
+        exps = torch.exp(scores - new_max)
+        running_sum = {running_sum}
+        output = {output}
+        running_max = new_max
+    return {ret}
+"""
+_TILED_RIGHT = {
+    "scale": "queries.shape[1] ** 0.5",
+    "new_max": "torch.maximum(running_max, scores.amax(dim=1, keepdim=True))",
+    "rescale": "torch.exp(running_max - new_max)",
+    "running_sum": "running_sum * rescale + exps.sum(dim=1, keepdim=True)",
+    "output": "output * rescale + exps @ values[start:stop]",
+    "ret": "output / running_sum",
+}
+
+
+def _tiled(**changes: str) -> str:
+    return TILED.format(**{**_TILED_RIGHT, **changes})
+
+
+# The find-the-bug's masked loop, fixed, with the mask {fill}ed in, the {safe} maximum, and what it {ret}urns.
+TILED_MASKED = """
+def answer(queries, keys, values, mask, tile_size):
+    num_queries, num_keys = queries.shape[0], keys.shape[0]
+    running_max = torch.full((num_queries, 1), float("-inf"))
+    running_sum = torch.zeros(num_queries, 1)
+    output = torch.zeros(num_queries, values.shape[1])
+    for start in range(0, num_keys, tile_size):
+        stop = min(start + tile_size, num_keys)
+        scores = queries @ keys[start:stop].T / queries.shape[1] ** 0.5
+        scores = {fill}
+        new_max = torch.maximum(running_max, scores.amax(dim=1, keepdim=True))
+        safe_max = {safe}
+        rescale = {rescale}
+        exps = torch.exp(scores - safe_max)
+        running_sum = {running_sum}
+        output = {output}
+        running_max = new_max
+    return {ret}
+"""
+_MASKED_RIGHT = {
+    "fill": 'scores.masked_fill(mask[:, start:stop], float("-inf"))',
+    "safe": 'new_max.masked_fill(new_max == float("-inf"), 0.0)',
+    "rescale": "torch.exp(running_max - safe_max)",
+    "running_sum": "running_sum * rescale + exps.sum(dim=1, keepdim=True)",
+    "output": "output * rescale + exps @ values[start:stop]",
+    "ret": "output / running_sum.masked_fill(running_sum == 0, 1.0)",
+}
+
+
+def _tiled_masked(**changes: str) -> str:
+    return TILED_MASKED.format(**{**_MASKED_RIGHT, **changes})
+
+
+WRONG += [
+    ("exercise-tiled-attention", _tiled(scale="1.0"), "scale_missing"),
+    ("exercise-tiled-attention", _tiled(scale="queries.shape[1]"), "scale_by_d_k"),
+    ("exercise-tiled-attention", _tiled(scale="keys.shape[0] ** 0.5"), "scale_wrong_size"),
+    ("exercise-tiled-attention", _tiled(scale="values.shape[1] ** 0.5"), "scale_wrong_size"),
+    ("exercise-tiled-attention", _tiled(rescale="1.0"), "no_rescale"),
+    ("exercise-tiled-attention", _tiled(output="output + exps @ values[start:stop]"), "rescale_sum_only"),
+    (
+        "exercise-tiled-attention",
+        _tiled(running_sum="running_sum + exps.sum(dim=1, keepdim=True)"),
+        "rescale_output_only",
+    ),
+    # exp(new - old): inf at the first tile, from a running max of -inf, and nan from 0 * inf.
+    ("exercise-tiled-attention", _tiled(rescale="torch.exp(new_max - running_max)"), "rescale_sign"),
+    ("exercise-tiled-attention", _tiled(ret="output"), "no_divide"),
+    # Right until a later tile's score is 89 above the first tile's maximum: the large inputs.
+    (
+        "exercise-tiled-attention",
+        _tiled(new_max="scores.amax(dim=1, keepdim=True) if start == 0 else running_max"),
+        "first_max",
+    ),
+    # exp of the scores themselves: right until they pass 88.
+    (
+        "exercise-tiled-attention",
+        _tiled(new_max="torch.zeros(num_queries, 1)", rescale="1.0"),
+        "naive_exp",
+    ),
+    # A softmax of each tile, written out (torch.softmax is ruled out), the tiles' outputs added or averaged.
+    (
+        "exercise-tiled-attention",
+        """
+        def answer(queries, keys, values, tile_size):
+            total, count = 0.0, 0
+            for start in range(0, keys.shape[0], tile_size):
+                scores = queries @ keys[start : start + tile_size].T / queries.shape[1] ** 0.5
+                exps = torch.exp(scores - scores.amax(dim=1, keepdim=True))
+                total = total + exps / exps.sum(dim=1, keepdim=True) @ values[start : start + tile_size]
+                count += 1
+            return total
+        """,
+        "tile_softmax",
+    ),
+    (
+        "exercise-tiled-attention",
+        """
+        def answer(queries, keys, values, tile_size):
+            outs = []
+            for start in range(0, keys.shape[0], tile_size):
+                scores = queries @ keys[start : start + tile_size].T / queries.shape[1] ** 0.5
+                exps = torch.exp(scores - scores.amax(dim=1, keepdim=True))
+                outs.append(exps / exps.sum(dim=1, keepdim=True) @ values[start : start + tile_size])
+            return sum(outs) / len(outs)
+        """,
+        "tile_softmax",
+    ),
+    # The whole row of scores first, then the loop over its tiles: right numbers, not the tiled loop.
+    (
+        "exercise-tiled-attention",
+        """
+        def answer(queries, keys, values, tile_size):
+            every_score = queries @ keys.T / queries.shape[1] ** 0.5
+            running_max = torch.full((queries.shape[0], 1), float("-inf"))
+            running_sum, output = torch.zeros(queries.shape[0], 1), torch.zeros(queries.shape[0], values.shape[1])
+            for start in range(0, keys.shape[0], tile_size):
+                scores = every_score[:, start : start + tile_size]
+                new_max = torch.maximum(running_max, scores.amax(dim=1, keepdim=True))
+                rescale, exps = torch.exp(running_max - new_max), torch.exp(scores - new_max)
+                running_sum = running_sum * rescale + exps.sum(dim=1, keepdim=True)
+                output = output * rescale + exps @ values[start : start + tile_size]
+                running_max = new_max
+            return output / running_sum
+        """,
+        "whole_row",
+    ),
+    # The exponentials of a whole row, computed one key at a time into a list: a row of them, stacked.
+    (
+        "exercise-tiled-attention",
+        """
+        def answer(queries, keys, values, tile_size):
+            scores = torch.cat([queries @ keys[j : j + 1].T for j in range(keys.shape[0])], dim=1)
+            exps = torch.exp((scores - scores.amax(dim=1, keepdim=True)) / queries.shape[1] ** 0.5)
+            return exps @ values / exps.sum(dim=1, keepdim=True)
+        """,
+        "whole_row",
+    ),
+    # The task's rule: no softmax of torch's, nor the library's loop.
+    (
+        "exercise-tiled-attention",
+        "def answer(queries, keys, values, tile_size):\n"
+        "    return torch.softmax(queries @ keys.T / queries.shape[1] ** 0.5, dim=-1) @ values",
+        "rule_function",
+    ),
+    (
+        "exercise-tiled-attention",
+        "def answer(queries, keys, values, tile_size):\n"
+        "    from attention_lib import tiled_attention\n"
+        "    return tiled_attention(queries, keys, values, tile_size=tile_size)",
+        "rule_function",
+    ),
+    # The page's bug left in: the output kept on the old maximum's scale.
+    ("exercise-tile-rescale-bug", _tiled_masked(output="output + exps @ values[start:stop]"), "rescale_sum_only"),
+    (
+        "exercise-tile-rescale-bug",
+        _tiled_masked(running_sum="running_sum + exps.sum(dim=1, keepdim=True)"),
+        "rescale_output_only",
+    ),
+    ("exercise-tile-rescale-bug", _tiled_masked(rescale="1.0"), "no_rescale"),
+    ("exercise-tile-rescale-bug", _tiled_masked(rescale="torch.exp(safe_max - running_max)"), "rescale_sign"),
+    # -inf - (-inf) in a row whose first keys are masked, and 0 / 0 in a row that sees no key.
+    ("exercise-tile-rescale-bug", _tiled_masked(safe="new_max"), "masked_nan"),
+    # The safe max kept, and only the rows that see no key end as 0 / 0: the hint leads with dividing by 1.
+    ("exercise-tile-rescale-bug", _tiled_masked(ret="output / running_sum"), "empty_rows_nan"),
+    ("exercise-tile-rescale-bug", _tiled_masked(ret="output"), "no_divide"),
+    (
+        "exercise-tile-rescale-bug",
+        _tiled_masked(fill='scores.masked_fill(~mask[:, start:stop], float("-inf"))'),
+        "mask_polarity",
+    ),
+    ("exercise-tile-rescale-bug", _tiled_masked(fill="scores.masked_fill(mask[:, start:stop], 0.0)"), "mask_fill_zero"),
+]
+RIGHT |= {
+    # The tiles from split, the correction written as a ratio of exponentials of the old and new maximum.
+    "exercise-tiled-attention": """
+        def answer(queries, keys, values, tile_size):
+            q = queries / queries.size(-1) ** 0.5
+            m = torch.full((q.size(0), 1), -torch.inf)
+            l = torch.zeros(q.size(0), 1)
+            o = torch.zeros(q.size(0), values.size(-1))
+            for k_tile, v_tile in zip(keys.split(tile_size), values.split(tile_size)):
+                s = q @ k_tile.mT
+                m_new = torch.maximum(m, s.max(dim=-1, keepdim=True).values)
+                p = (s - m_new).exp()
+                l = l * (m - m_new).exp() + p.sum(-1, keepdim=True)
+                o = o * (m - m_new).exp() + p @ v_tile
+                m = m_new
+            return o / l
+        """,
+    # The masked rows handled with torch.where, and the zero rows by clamping the sum.
+    "exercise-tile-rescale-bug": """
+        def answer(queries, keys, values, mask, tile_size):
+            d = queries.shape[-1]
+            m = torch.full((queries.shape[0], 1), float("-inf"))
+            l = torch.zeros(queries.shape[0], 1)
+            o = torch.zeros(queries.shape[0], values.shape[-1])
+            for a in range(0, keys.shape[0], tile_size):
+                s = torch.where(mask[:, a : a + tile_size], float("-inf"), queries @ keys[a : a + tile_size].T / d**0.5)
+                m_new = torch.maximum(m, s.amax(-1, keepdim=True))
+                shift = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
+                c = torch.exp(m - shift)
+                p = torch.exp(s - shift)
+                l, o, m = l * c + p.sum(-1, keepdim=True), o * c + p @ values[a : a + tile_size], m_new
+            return o / l.clamp_min(torch.finfo(l.dtype).tiny)
+        """,
+}
+
+
 # real-model (exercises/attention_exercises/real_model.py)
 HEAD_AVERAGE = """
 def answer(attentions, query):

@@ -19,7 +19,8 @@ from docs_tools import records
 ENGLISH = [
     ("", "attention scores", "attention-scores/"),
     ("", "dot product", "attention-scores/"),
-    ("", "softmax", "attention-weights/"),
+    # "softmax" alone also finds masks/ (masked_softmax) and softmax-in-tiles/ (the online softmax) first.
+    ("", "stable softmax", "attention-weights/"),
     ("", "attention weights", "attention-weights/"),
     ("", "context vector", "context-vectors/"),
     ("", "scaled dot product", "scoring-functions/"),
@@ -40,6 +41,7 @@ ENGLISH = [
     ("", "KV cache", "kv-cache/"),
     ("", "grouped-query attention", "grouped-query/"),
     ("", "sdpa_kernel", "attention-backends/"),
+    ("", "online softmax", "softmax-in-tiles/"),
     ("masks/", "is_causal", "pytorch-equivalence/"),
     ("", "RoPE", "positions/"),
     ("", "rotary position embeddings", "positions/"),
@@ -66,6 +68,7 @@ CHINESE = [
     ("zh/", "预填充", "zh/kv-cache/"),
     ("zh/", "分组查询注意力", "zh/grouped-query/"),
     ("zh/", "后端", "zh/attention-backends/"),
+    ("zh/", "在线 softmax", "zh/softmax-in-tiles/"),
     ("zh/", "术语表", "zh/glossary/"),
     ("zh/", "填充", "zh/masks/"),
     ("zh/", "旋转位置编码", "zh/positions/"),
