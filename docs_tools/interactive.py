@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 import attention_lib as al
-from docs_tools import generated
+from docs_tools import decode_stepper, generated, tile_stepper
 from docs_tools.project import ROOT
 
 DATA = ROOT / "docs_tools" / "data" / "explorers.json"
@@ -80,12 +80,11 @@ def multi_head() -> Explorer:
 
 
 @functools.cache
-def real_model_gpt2() -> tuple[torch.Tensor, al.MultiHeadAttention, torch.Tensor]:
-    """The real-model page's GPT-2 (transformers, built from the page's configuration after manual_seed(123)), run
-    on the six words as the page's made-up token ids: layer 0's input, what a forward hook captures (its ln_1
-    output, ``(6, 8)``), the layer as attention_lib.from_gpt2_attention copies it, and the layer's attention
-    weights as ``output_attentions=True`` returns them, ``(num_heads, 6, 6)``."""
-    # Only this page's explorer and figures need transformers (the test extra has it): the others are made without.
+def real_model() -> nn.Module:
+    """The real-model page's GPT-2 (transformers' GPT2LMHeadModel), built from the page's configuration after
+    manual_seed(123), in eval() with eager attention, as the page builds it."""
+    # Only this page's explorer, figures and questions need transformers (the test extra has it): the others are
+    # made without.
     from transformers import GPT2Config, GPT2LMHeadModel
 
     config = GPT2Config(
@@ -102,6 +101,15 @@ def real_model_gpt2() -> tuple[torch.Tensor, al.MultiHeadAttention, torch.Tensor
     model = GPT2LMHeadModel(config)
     nn.Module.eval(model)  # what PreTrainedModel.eval does, typed
     model.set_attn_implementation("eager")
+    return model
+
+
+@functools.cache
+def real_model_gpt2() -> tuple[torch.Tensor, al.MultiHeadAttention, torch.Tensor]:
+    """The real-model page's GPT-2 (`real_model`) run on the six words as the page's made-up token ids: layer 0's
+    input, what a forward hook captures (its ln_1 output, ``(6, 8)``), the layer as attention_lib.from_gpt2_attention
+    copies it, and the layer's attention weights as ``output_attentions=True`` returns them, ``(num_heads, 6, 6)``."""
+    model = real_model()
     layer = model.get_submodule("transformer.h.0.attn")  # the page's model.transformer.h[0].attn
     captured: list[torch.Tensor] = []
     handle = layer.register_forward_hook(lambda module, args, output: captured.append(args[0]))
@@ -109,7 +117,11 @@ def real_model_gpt2() -> tuple[torch.Tensor, al.MultiHeadAttention, torch.Tensor
         out = model(torch.tensor([[1, 2, 3, 4, 5, 6]]), output_attentions=True)
     handle.remove()
     (inputs,) = captured
-    return inputs[0], al.from_gpt2_attention(layer, config.n_positions), out.attentions[0][0]
+    positions = model.get_submodule("transformer.wpe")  # one embedding per position: the config's n_positions
+    if not isinstance(positions, nn.Embedding):
+        raise TypeError(f"transformer.wpe is a {type(positions).__name__}, not the nn.Embedding of GPT-2's positions")
+    n_positions = positions.num_embeddings
+    return inputs[0], al.from_gpt2_attention(layer, n_positions), out.attentions[0][0]
 
 
 def gpt2() -> Explorer:
@@ -137,7 +149,8 @@ def explorers_json() -> str:
 
 
 def outputs() -> generated.Outputs:
-    return {DATA: explorers_json}
+    # The steppers' numbers are written with the explorers' (python3 dev.py figures), each in its own file.
+    return {DATA: explorers_json, **decode_stepper.outputs(), **tile_stepper.outputs()}
 
 
 def main(argv: list[str]) -> int:

@@ -40,6 +40,7 @@ from docs_tools.pages import (
     INTERACTIVE,
     OUTPUT,
     PREDICT,
+    PREDICT_BLOCK,
     RUN,
     SKIP,
     TRACEBACK,
@@ -47,6 +48,7 @@ from docs_tools.pages import (
     answer_stub,
     exercises,
     fenced_blocks,
+    predictions,
     shown_outputs,
     skipped,
 )
@@ -229,7 +231,19 @@ def _markdown(
         anchor = "#" + (above or heading_ids)[-1]
         return _words(lang)["interactive"].format(url=page_url(site_url, lang, page, anchor))
 
+    def predict(match: re.Match[str]) -> str:
+        # The page checks the reader's choice and explains each one; the notebook lists the choices, whose
+        # answer is the cell below, and links to the page for the explanations.
+        (question,) = predictions(match[0])
+        above = [heading["id"] for heading in HEADING.finditer(text, 0, match.start()) if heading["id"]]
+        url = page_url(site_url, lang, page, "#" + (above or heading_ids)[-1])
+        choices = [f"{chr(ord('A') + number)}. {choice.label}" for number, choice in enumerate(question.choices)]
+        return "\n\n".join(
+            [question.question, "\n".join(f"- {choice}" for choice in choices), _words(lang)["predict"].format(url=url)]
+        )
+
     text = SKIP.sub("", text)
+    text = PREDICT_BLOCK.sub(predict, text)
     text = INTERACTIVE.sub(interactive, text)
     text = HEADING.sub(heading, text)
     text = IMAGE.sub(image, text)

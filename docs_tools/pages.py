@@ -46,7 +46,10 @@ HEADING = re.compile(r"^(?P<hashes>#{1,6}) (?P<title>.*?)(?:[ \t]*\{[ \t]*#(?P<i
 SKIP = re.compile(r"<!--+\s*skip:\s*(?P<action>\w+)(?P<reason>[^\n]*?)\s*--+>")
 #: An interactive piece, on a line of its own, the same in every language (hooks/interactive.py draws it; a
 #: notebook leaves it out): ``<div data-attention-explorer="masks"></div>``, ``<div data-stride-tracer="heads"></div>``.
-INTERACTIVE = re.compile(r'<div data-(?P<kind>attention-explorer|stride-tracer)="(?P<name>[\w-]+)"></div>')
+INTERACTIVE = re.compile(
+    r"<div data-(?P<kind>attention-explorer|stride-tracer|decode-stepper|mask-composer|tile-stepper)"
+    r'="(?P<name>[\w-]+)"></div>'
+)
 #: A line of a block that shows a section of a library file: ``--8<-- "path:Name"`` (pymdownx.snippets' syntax).
 INCLUDE = re.compile(r'^\s*--8<-- "(?P<path>[^":]+):(?P<name>\w+)"\s*$')
 
@@ -289,3 +292,81 @@ def answer_stub(solution: str, name: str, comment: str) -> str:
     methods = [item for item in node.body if isinstance(item, ast.FunctionDef)]
     header = lines[node.lineno - 1]
     return header + "\n" + "\n\n".join("\n".join(function(method)) for method in methods) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Predict-then-reveal: a predict-the-output exercise asks its question in the page, above its folded answer,
+# in a block the reader answers by picking one choice (hooks/predict.py draws it, predict.js runs it):
+#
+#     <div data-predict="exercise-predict-doubled" data-answer="2" markdown>
+#
+#     By what factor does each score change?
+#
+#     - `2`
+#
+#         Why not: ... (Markdown, indented 4 spaces, one paragraph or more)
+#
+#     - `4`
+#
+#         Why it is right: ...
+#
+#     </div>
+#
+# The first paragraph is the question; each item is a choice, its label on the item's one line, then what the
+# reader reads once they pick it. ``data-answer`` is the right choice's number, from 1; data-predict is the
+# exercise's id, or that id and a suffix (``exercise-predict-doubled-sign``) for a second question. Both
+# attributes, the number of choices and the code in their labels are the same in every language;
+# tests/pages/test_predictions.py checks the right choice against attention_lib.
+# ---------------------------------------------------------------------------------------------------
+PREDICT_BLOCK = re.compile(
+    r'^<div data-predict="(?P<id>exercise-[\w-]+)" data-answer="(?P<answer>\d+)" markdown>\n'
+    r"(?P<body>.*?)\n</div>[ \t]*$",
+    re.M | re.S,
+)
+#: A choice of a predict block: ``- label`` at the start of a line, then its lines indented by 4 (or blank).
+PREDICT_CHOICE = re.compile(r"^- (?P<label>[^\n]+)\n(?P<why>(?:(?: {4}[^\n]*)?\n)*)", re.M)
+
+
+@dataclass(frozen=True)
+class Choice:
+    label: str
+    why: str
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predict-then-reveal question of a page: its id, the right choice's index (from 0), the question and
+    the choices (Markdown), and where it is in the page's text."""
+
+    id: str
+    answer: int
+    question: str
+    choices: tuple[Choice, ...]
+    span: tuple[int, int]
+
+
+def predictions(text: str) -> list[Prediction]:
+    """The predict-then-reveal questions of a page, in order; a block that breaks the format raises ValueError."""
+    found = []
+    for match in PREDICT_BLOCK.finditer(text):
+        body = match["body"].strip("\n") + "\n"
+        first = PREDICT_CHOICE.search(body)
+        question = body[: first.start() if first else len(body)].strip()
+        choices = tuple(
+            Choice(m["label"].strip(), textwrap.dedent(m["why"]).strip()) for m in PREDICT_CHOICE.finditer(body)
+        )
+        rest = PREDICT_CHOICE.sub("", body[first.start() :] if first else "").strip()
+        problems = [
+            "no question before the choices" if not question or "\n\n" in question else "",
+            f"{len(choices)} choices, not 2 to 5" if not 2 <= len(choices) <= 5 else "",
+            "a choice without an explanation" if any(not c.why for c in choices) else "",
+            f"text outside the choices: {rest[:40]!r}" if rest else "",
+            f"data-answer={match['answer']}, not a choice's number"
+            if not 1 <= int(match["answer"]) <= len(choices)
+            else "",
+        ]
+        problems = [p for p in problems if p]
+        if problems:
+            raise ValueError(f"predict block {match['id']}: " + "; ".join(problems))
+        found.append(Prediction(match["id"], int(match["answer"]) - 1, question, choices, match.span()))
+    return found

@@ -18,7 +18,8 @@ def test_committed_figures_are_up_to_date() -> None:
 
 
 def test_the_explorers_numbers_are_up_to_date() -> None:
-    """The inputs and weights the attention explorers start from are what attention_lib gives now."""
+    """The numbers the interactive pieces start from (the explorers' inputs and weights, the steppers' steps) are
+    what attention_lib gives now."""
     assert generated.stale(interactive.outputs()) == [], "run: python3 dev.py figures"
 
 

@@ -418,3 +418,130 @@ def outdated_site(tmp_path_factory: pytest.TempPathFactory, copy_project, serve)
     _python(root, "-m", "mkdocs", "build", "--strict", "--site-dir", str(root / "site"))
     with serve(root / "site") as url:
         yield {"url": url, "changed": list(CHANGED), "reviewed": REVIEWED, "reviewer": REVIEWER}
+
+
+# ---------------------------------------------------------------------------------------------------
+# axe-core: the accessibility checks of any test (tests/site/test_accessibility.py has the site-wide ones).
+# ---------------------------------------------------------------------------------------------------
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+#: WCAG 2.0, 2.1 and 2.2 at levels A and AA, and axe's best practices.
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+FAILING_IMPACTS = ("serious", "critical")
+
+
+@pytest.fixture(scope="session")
+def axe(base_url: str) -> Path:
+    if not AXE.is_file():
+        missing = f"axe-core is not installed at {AXE.relative_to(ROOT)} (python3 dev.py test installs it)"
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
+        pytest.skip(missing)
+    return AXE
+
+
+def serious_violations(page, axe: Path) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now, one line per element: the rule,
+    its impact, a selector for the element and the element's HTML."""
+    page.add_script_tag(path=str(axe))
+    violations = page.evaluate(
+        # resultTypes: every node of every violation, as before, but no details of what passed (a third faster).
+        "async tags => (await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))"
+        ".violations",
+        TAGS,
+    )
+    # axe-core's copy of the page, collected now (window.gc, conftest.py's CHROMIUM_ARGS): left to the collector,
+    # it was collected in the middle of whatever ran next in the tab, and made every change to the page there
+    # about eight times slower (measured: the explorer's sweep of every setting, 6 s instead of 0.7 s, in 2 of 6
+    # runs after the light and the dark palette's checks; in 8 of 8 runs, 0.7 s after this call, which takes 55 ms).
+    page.evaluate("gc()")
+    return [
+        f"{violation['id']} ({violation['impact']}): {' '.join(map(str, node['target']))}\n"
+        f"    {node['html'][:300]}\n    {node['failureSummary'].splitlines()[-1].strip()}"
+        for violation in violations
+        if violation["impact"] in FAILING_IMPACTS
+        for node in violation["nodes"]
+    ]
+
+
+@pytest.fixture(scope="session")
+def axe_violations(axe: Path):
+    """``axe_violations(tab)``: axe-core's serious and critical violations on the page as it is now, one line
+    per element (``serious_violations``); the test skips where axe-core is missing (``axe``)."""
+    return functools.partial(serious_violations, axe=axe)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Layout shifts: an interactive piece is drawn before anything below it is laid out, so nothing moves.
+# ---------------------------------------------------------------------------------------------------
+#: The layout shifts of the page since it started loading (the Layout Instability API), none of them after input:
+#: for each element that moved, how far down it moved.
+LAYOUT_SHIFTS = """() => new Promise(resolve => {
+  const moves = entries => entries.filter(e => !e.hadRecentInput)
+    .flatMap(e => e.sources.map(s => s.currentRect.y - s.previousRect.y));
+  new PerformanceObserver(list => resolve(moves(list.getEntries()))).observe({ type: "layout-shift", buffered: true });
+  setTimeout(() => resolve([]), 500);
+})"""
+#: The most a line moves when KaTeX's fonts arrive, on pages with or without a piece (0.3 to 1 px, measured).
+FONT_SHIFT_PX = 2
+
+
+def _largest_shift(page) -> float:
+    return max((abs(move) for move in page.evaluate(LAYOUT_SHIFTS)), default=0.0)
+
+
+@pytest.fixture(scope="session")
+def largest_shift():
+    """``largest_shift(tab)``: the farthest, in pixels, anything on the page moved by itself since it started
+    loading (the Layout Instability API; a move right after the reader's input does not count)."""
+    return _largest_shift
+
+
+@pytest.fixture(scope="session")
+def font_shift_px() -> int:
+    """What a line may move when KaTeX's fonts arrive (``FONT_SHIFT_PX``)."""
+    return FONT_SHIFT_PX
+
+
+# ---------------------------------------------------------------------------------------------------
+# Contrast: the text of the interactive pieces, measured as a reader's eye gets it.
+# ---------------------------------------------------------------------------------------------------
+#: For each shown element of ``root`` with text of its own: WCAG's contrast ratio of its color against what is
+#: behind it, both composited (alpha included) over the backgrounds up the tree, once transitions (a button's fill
+#: on hover or focus) have run. A switched-off control is exempt, as WCAG has it.
+TEXT_CONTRASTS = """async root => {
+  await Promise.all(root.getAnimations({ subtree: true }).map(animation => animation.finished));
+  const parse = c => { const v = c.match(/[\\d.]+/g).map(Number); return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat(1);
+  const behind = element => {
+    const layers = [];
+    for (let e = element; e; e = e.parentElement) {
+      const bg = parse(getComputedStyle(e).backgroundColor);
+      if (bg[3] > 0) layers.push(bg);
+      if (bg[3] === 1) break;
+    }
+    return layers.reduceRight((below, layer) => over(layer, below), [255, 255, 255, 1]);
+  };
+  const linear = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  const luminance = ([r, g, b]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+  const texts = [...root.querySelectorAll("*")].filter(e =>
+    [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length
+    && !e.closest("[aria-disabled=true], :disabled"));
+  return texts.map(e => {
+    const bg = behind(e), fg = over(parse(getComputedStyle(e).color), bg);
+    const [a, b] = [luminance(fg), luminance(bg)].sort((x, y) => y - x);
+    return { what: typeof e.className === "string" && e.className ? e.className : e.tagName.toLowerCase(),
+             text: e.textContent.trim().slice(0, 30), background: `rgb(${bg.slice(0, 3).map(Math.round).join(", ")})`,
+             contrast: (a + 0.05) / (b + 0.05) };
+  });
+}"""
+
+
+@pytest.fixture(scope="session")
+def text_contrasts():
+    """``text_contrasts(locator)``: for each shown element of the piece with text of its own, ``what`` (its class,
+    or its tag), ``text``, ``background`` (what is behind it, composited) and ``contrast`` (WCAG's ratio)."""
+
+    def measure(root) -> list[dict]:
+        return root.evaluate(TEXT_CONTRASTS)
+
+    return measure

@@ -2,16 +2,15 @@
 on a phone, regions that scroll take keyboard focus, and the 404 page serves readers of both languages.
 
 axe-core comes from npm (pinned in package-lock.json, installed by ``python3 dev.py`` with ``npm ci``) and
-is injected from node_modules into the page, so nothing is fetched from another host. Without it these
-tests skip, unless ``REQUIRE_BROWSER=1``, which turns a missing axe-core into a failure, as it does a
-missing browser (conftest.py).
+is injected from node_modules into the page (``axe_violations``, tests/site/conftest.py), so nothing is
+fetched from another host. Without it these tests skip, unless ``REQUIRE_BROWSER=1``, which turns a missing
+axe-core into a failure, as it does a missing browser (conftest.py).
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,10 +19,6 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
-#: WCAG 2.0, 2.1 and 2.2 at levels A and AA, and axe's best practices.
-TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
-FAILING_IMPACTS = ("serious", "critical")
 #: One page of each kind: the home page, a chapter, a notebook, the glossary.
 PAGES = {"home": "", "chapter": "multi-head/", "notebook": "notebooks/multi-head/", "glossary": "glossary/"}
 LANGUAGES = {"en": "", "zh": "zh/"}
@@ -33,16 +28,6 @@ DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 #: Where GitHub Pages serves the site (site_url in mkdocs.yml): the 404 page's links start with it.
 BASE_PATH = urlsplit("https://attention-docs.github.io/attention-docs/").path
-
-
-@pytest.fixture(scope="session")
-def axe(base_url: str) -> Path:
-    if not AXE.is_file():
-        missing = f"axe-core is not installed at {AXE.relative_to(ROOT)} (python3 dev.py test installs it)"
-        if os.environ.get("REQUIRE_BROWSER") == "1":
-            pytest.fail(f"REQUIRE_BROWSER=1 but {missing}")
-        pytest.skip(missing)
-    return AXE
 
 
 #: Resolves once the page has loaded its fonts and then gone 250 ms without a change to its DOM: Material
@@ -64,30 +49,6 @@ def load(page, url: str) -> None:
     page.evaluate(SETTLED)
 
 
-def serious_violations(page, axe: Path) -> list[str]:
-    """axe-core's serious and critical violations on the page as it is now, one line per element: the rule,
-    its impact, a selector for the element and the element's HTML."""
-    page.add_script_tag(path=str(axe))
-    violations = page.evaluate(
-        # resultTypes: every node of every violation, as before, but no details of what passed (a third faster).
-        "async tags => (await axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']}))"
-        ".violations",
-        TAGS,
-    )
-    # axe-core's copy of the page, collected now (window.gc, conftest.py's CHROMIUM_ARGS): left to the collector,
-    # it was collected in the middle of whatever ran next in the tab, and made every change to the page there
-    # about eight times slower (measured: the explorer's sweep of every setting, 6 s instead of 0.7 s, in 2 of 6
-    # runs after the light and the dark palette's checks; in 8 of 8 runs, 0.7 s after this call, which takes 55 ms).
-    page.evaluate("gc()")
-    return [
-        f"{violation['id']} ({violation['impact']}): {' '.join(map(str, node['target']))}\n"
-        f"    {node['html'][:300]}\n    {node['failureSummary'].splitlines()[-1].strip()}"
-        for violation in violations
-        if violation["impact"] in FAILING_IMPACTS
-        for node in violation["nodes"]
-    ]
-
-
 def _scheme(page) -> str:
     return page.evaluate("document.body.getAttribute('data-md-color-scheme')")
 
@@ -97,17 +58,17 @@ def _scheme(page) -> str:
     [(LANGUAGES[lang] + PAGES[kind], width) for kind in PAGES for lang in LANGUAGES for width in ("1280", "390")],
     indirect=True,
 )
-def test_axe_finds_no_serious_violation(visited, axe: Path) -> None:
+def test_axe_finds_no_serious_violation(visited, axe_violations) -> None:
     """Each kind of page in each language, on a desktop and on a phone, in the light palette (the browser's
     own setting, which a new tab has)."""
     page = visited.tab
     page.evaluate(SETTLED)
     assert _scheme(page) == SCHEMES["light"]
-    violations = serious_violations(page, axe)
+    violations = axe_violations(page)
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
 
 
-def test_axe_reports_every_element_of_a_violation(page, base_url: str, axe: Path) -> None:
+def test_axe_reports_every_element_of_a_violation(page, base_url: str, axe_violations) -> None:
     """The check can fail, and names each offending element: two planted images without a text alternative
     (axe's image-alt rule, critical)."""
     load(page, base_url + "glossary/")
@@ -115,7 +76,7 @@ def test_axe_reports_every_element_of_a_violation(page, base_url: str, axe: Path
         "for (const n of [1, 2]) document.querySelector('article').append(Object.assign("
         "document.createElement('img'), {id: `planted-${n}`, src: 'assets/images/favicon.png'}))"
     )
-    violations = serious_violations(page, axe)
+    violations = axe_violations(page)
     assert [line.split("\n")[0] for line in violations] == [
         "image-alt (critical): #planted-1",
         "image-alt (critical): #planted-2",
@@ -125,20 +86,20 @@ def test_axe_reports_every_element_of_a_violation(page, base_url: str, axe: Path
 @pytest.mark.parametrize(
     "visited", [(LANGUAGES[lang] + PAGES[kind], "1280") for kind in PAGES for lang in LANGUAGES], indirect=True
 )
-def test_axe_finds_no_serious_violation_in_the_dark_palette(visited, axe: Path, dark_palette) -> None:
+def test_axe_finds_no_serious_violation_in_the_dark_palette(visited, axe_violations, dark_palette) -> None:
     """The dark palette, switched to with the header's toggle as a reader does, and back again after, for the
     page's other tests. (That a reader whose system prefers it gets it on arrival, the search dialog's and
     the 404 page's tests below check: Material reads that setting only when a page loads.)"""
     page = visited.tab
     with dark_palette(page):
         page.evaluate(SETTLED)
-        violations = serious_violations(page, axe)
+        violations = axe_violations(page)
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize(("lang", "query"), [("en", "attention"), ("zh", "注意力")])
-def test_axe_finds_no_serious_violation_in_the_search_dialog(page, base_url: str, axe: Path, lang, query, scheme):
+def test_axe_finds_no_serious_violation_in_the_search_dialog(page, base_url: str, axe_violations, lang, query, scheme):
     page.set_viewport_size(DESKTOP)
     page.emulate_media(color_scheme=scheme)
     load(page, base_url + LANGUAGES[lang])
@@ -146,7 +107,7 @@ def test_axe_finds_no_serious_violation_in_the_search_dialog(page, base_url: str
     page.keyboard.insert_text(query)
     page.locator(".site-search__result").first.wait_for(timeout=15_000)
     assert _scheme(page) == SCHEMES[scheme]
-    violations = serious_violations(page, axe)
+    violations = axe_violations(page)
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
 
 
@@ -257,18 +218,18 @@ def test_the_404_page_leads_readers_of_both_languages_home(page, pages_url: str,
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_axe_finds_no_serious_violation_on_the_404_page(page, pages_url: str, axe: Path, scheme: str) -> None:
+def test_axe_finds_no_serious_violation_on_the_404_page(page, pages_url: str, axe_violations, scheme: str) -> None:
     page.emulate_media(color_scheme=scheme)
     load(page, pages_url + "no-such-page/")
     assert _scheme(page) == SCHEMES[scheme]
-    violations = serious_violations(page, axe)
+    violations = axe_violations(page)
     assert violations == [], f"{len(violations)} serious or critical violations:\n" + "\n".join(violations)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("url", ["zh/masks/", "zh/translation-status/", "translation-status/"])
 def test_axe_finds_no_serious_violation_in_an_outdated_pages_banner_and_the_status_page(
-    page, outdated_site: dict, axe: Path, url: str, scheme: str
+    page, outdated_site: dict, axe_violations, url: str, scheme: str
 ) -> None:
     """The banner that lists an outdated page's sections, and the status table with its counts and reviewer,
     on a copy of the project where a page is outdated (tests/site/conftest.py)."""
@@ -277,12 +238,14 @@ def test_axe_finds_no_serious_violation_in_an_outdated_pages_banner_and_the_stat
     assert _scheme(page) == SCHEMES[scheme]
     if url == "zh/masks/":
         assert page.locator(".translation-banner li a").count() == len(outdated_site["changed"])
-    assert serious_violations(page, axe) == []
+    assert axe_violations(page) == []
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_axe_finds_no_serious_violation_on_the_hovered_search_box(page, base_url: str, axe: Path, lang, scheme) -> None:
+def test_axe_finds_no_serious_violation_on_the_hovered_search_box(
+    page, base_url: str, axe_violations, lang, scheme
+) -> None:
     """The header's search box under the pointer: Material's 0.7 opacity for hovered header buttons left its text
     at 3.66:1 (found when an earlier test left the pointer there)."""
     page.set_viewport_size(DESKTOP)
@@ -295,4 +258,4 @@ def test_axe_finds_no_serious_violation_on_the_hovered_search_box(page, base_url
         " && getComputedStyle(b).opacity === '1'",
         arg=box.element_handle(),
     )
-    assert serious_violations(page, axe) == []
+    assert axe_violations(page) == []

@@ -403,30 +403,16 @@ def test_the_tracers_buttons_keep_their_contrast_when_hovered_or_focused(visited
             assert button["contrast"] >= 4.5, (palette, state, button)
 
 
-#: The layout shifts of the page since it started loading (the Layout Instability API), none of them after input:
-#: for each element that moved, how far down it moved.
-LAYOUT_SHIFTS = """() => new Promise(resolve => {
-  const moves = entries => entries.filter(e => !e.hadRecentInput)
-    .flatMap(e => e.sources.map(s => s.currentRect.y - s.previousRect.y));
-  new PerformanceObserver(list => resolve(moves(list.getEntries()))).observe({ type: "layout-shift", buffered: true });
-  setTimeout(() => resolve([]), 500);
-})"""
-#: The most a line moves when KaTeX's fonts arrive, on pages with or without a piece (0.3 to 1 px, measured).
-FONT_SHIFT_PX = 2
-
-
-def _largest_shift(page) -> float:
-    return max((abs(move) for move in page.evaluate(LAYOUT_SHIFTS)), default=0.0)
-
-
 @pytest.mark.parametrize("url", ["multi-head/", "zh/masks/"])
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_pieces_move_nothing_while_the_page_loads_and_fit_a_phone(page, load, base_url, url, width) -> None:
+def test_the_pieces_move_nothing_while_the_page_loads_and_fit_a_phone(
+    page, load, base_url, url, width, largest_shift, font_shift_px
+) -> None:
     page.set_viewport_size({"width": width, "height": 844})
     load(page, base_url + url)
     # A piece drawn after the text below it was shown would push that text down by its whole height (hundreds of
     # pixels): each is drawn by a script right after it, before the browser lays out anything below.
-    assert _largest_shift(page) <= FONT_SHIFT_PX
+    assert largest_shift(page) <= font_shift_px
     # Nothing is wider than the screen: the page does not scroll sideways, and each piece fits in it.
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     for piece in page.locator("[data-attention-explorer], [data-stride-tracer]").all():
@@ -438,7 +424,7 @@ def test_the_pieces_move_nothing_while_the_page_loads_and_fit_a_phone(page, load
         assert scroller.evaluate("s => s.scrollWidth <= s.clientWidth"), f"{url} at {width} px"
 
 
-def test_the_shift_check_can_fail(page, load, base_url) -> None:
+def test_the_shift_check_can_fail(page, load, base_url, largest_shift) -> None:
     page.set_viewport_size({"width": 390, "height": 844})
     load(page, base_url + "masks/")
     # What a piece drawn late would do: content appears above the text already shown.
@@ -447,40 +433,40 @@ def test_the_shift_check_can_fail(page, load, base_url) -> None:
         ".after(Object.assign(document.createElement('div'), {style: 'height: 300px'}))"
     )
     page.wait_for_timeout(100)
-    assert _largest_shift(page) > 100
+    assert largest_shift(page) > 100
 
 
 def test_the_pieces_load_only_where_a_page_shows_them_and_weigh_little(site: Path) -> None:
-    files = {
-        "attention-explorer": site / "assets" / "javascripts" / "explorer.js",
-        "stride-tracer": site / "assets" / "javascripts" / "tracer.js",
-    }
-    css = site / "assets" / "stylesheets" / "interactive.css"
+    from hooks.interactive import CSS, PIECES
 
     def compressed(data: bytes) -> int:
         return len(gzip.compress(data, compresslevel=6))
 
-    showing = 0
+    kinds_pattern = "|".join(PIECES)
+    showing: dict[str, int] = {}
     for path in site.rglob("*.html"):
         html = path.read_text(encoding="utf-8")
-        kinds = set(re.findall(r'<div class="(attention-explorer|stride-tracer)" data-', html))
-        for kind, script in files.items():
-            assert (f'/{script.name}"' in html) == (kind in kinds), f"{path}: {script.name}"
+        kinds = set(re.findall(rf'<div class="({kinds_pattern})" data-', html))
+        for kind, piece in PIECES.items():
+            script = Path(piece.script).name
+            assert (f'/{script}"' in html) == (kind in kinds), f"{path}: {script}"
+            if piece.css is not None:
+                stylesheet = Path(piece.css).name
+                assert (f'/{stylesheet}"' in html) == (kind in kinds), f"{path}: {stylesheet}"
         assert ("interactive.css" in html) == bool(kinds), path
         if not kinds:
             continue
-        showing += 1
-        # What the pieces add: their scripts and stylesheet, and their markup (the explorer's numbers and
-        # words) beyond the one line the page's source has.
-        plain = re.sub(
-            r'<div class="(attention-explorer|stride-tracer)" data-[^>]*></div>\n<script src="[^"]*"></script>',
-            "",
-            html,
-        )
-        added = sum(compressed(files[kind].read_bytes()) for kind in kinds) + compressed(css.read_bytes())
+        for kind in kinds:
+            showing[kind] = showing.get(kind, 0) + 1
+        # What the pieces add: their scripts and stylesheets, and their markup (the numbers and words they carry)
+        # beyond the one line the page's source has.
+        plain = re.sub(rf'<div class="({kinds_pattern})" data-[^>]*></div>\n<script src="[^"]*"></script>', "", html)
+        shipped = {CSS} | {PIECES[kind].script for kind in kinds} | {PIECES[kind].css for kind in kinds}
+        added = sum(compressed((site / name).read_bytes()) for name in shipped if name is not None)
         added += compressed(html.encode()) - compressed(plain.encode())
         assert added <= BUDGET_KB * 1024, f"{path}: the interactive pieces add {added / 1024:.1f} KB"
-    assert showing == 2 * len(EXPLORERS)  # each page in each language
+    assert showing["attention-explorer"] == 2 * len(EXPLORERS)  # each page in each language
+    assert showing["stride-tracer"] == 2
 
 
 def test_the_notebooks_link_to_the_pieces_and_keep_the_figures() -> None:
