@@ -276,9 +276,9 @@
       ...rows.map((row) => element("div", { class: "mc-row" }, row)),
     ]);
     const legend = element("p", { class: "mc-legend" }, [
-      element("span", { class: "mc-swatch mc-masked", text: "1" }),
+      element("span", { class: "mc-swatch mc-masked", "aria-hidden": "true", text: "1" }),
       element("span", { text: w.masked }),
-      element("span", { class: "mc-swatch mc-kept", text: "0" }),
+      element("span", { class: "mc-swatch mc-kept", "aria-hidden": "true", text: "0" }),
       element("span", { text: w.kept }),
     ]);
     const gridArea = element("div", { class: "mc-grids" });

@@ -199,6 +199,9 @@
           cell.className = kind;
           cell.textContent = text;
           cell.title = kind === "dc-masked" ? words.masked : kind === "dc-cut" ? words.cut : "";
+          // A screen reader reads the name, not the symbol, which a title alone does not give it.
+          if (cell.title) cell.setAttribute("aria-label", cell.title);
+          else cell.removeAttribute("aria-label");
           paint(cell, share, palette);
         });
       });

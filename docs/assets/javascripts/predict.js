@@ -36,7 +36,7 @@
       fill(words.summary, { right, total: forms.length }),
       left ? fill(words.unanswered, { left }) : "",
       words.kept,
-    ].filter(Boolean).join(" ");
+    ].filter(Boolean).join(words.space);
   }
 
   function show(form, choice) {
