@@ -224,19 +224,21 @@ def _markdown(
         body = [line[4:] for line in match["body"].rstrip("\n").split("\n")]
         return "\n".join([f"> **{title}**", ">", *(f"> {line}".rstrip() for line in body)]) + "\n"
 
+    def section_url(match: re.Match[str]) -> str:
+        """The page's address at the section that holds ``match``: its nearest heading above with an id."""
+        above = [heading["id"] for heading in HEADING.finditer(text, 0, match.start()) if heading["id"]]
+        return page_url(site_url, lang, page, "#" + (above or heading_ids)[-1])
+
     def interactive(match: re.Match[str]) -> str:
         # An interactive piece runs on the site only: the notebook links to it, under the section's heading,
         # and keeps the page's figures.
-        above = [heading["id"] for heading in HEADING.finditer(text, 0, match.start()) if heading["id"]]
-        anchor = "#" + (above or heading_ids)[-1]
-        return _words(lang)["interactive"].format(url=page_url(site_url, lang, page, anchor))
+        return _words(lang)["interactive"].format(url=section_url(match))
 
     def predict(match: re.Match[str]) -> str:
         # The page checks the reader's choice and explains each one; the notebook lists the choices, whose
         # answer is the cell below, and links to the page for the explanations.
         (question,) = predictions(match[0])
-        above = [heading["id"] for heading in HEADING.finditer(text, 0, match.start()) if heading["id"]]
-        url = page_url(site_url, lang, page, "#" + (above or heading_ids)[-1])
+        url = section_url(match)
         choices = [f"{chr(ord('A') + number)}. {choice.label}" for number, choice in enumerate(question.choices)]
         return "\n\n".join(
             [question.question, "\n".join(f"- {choice}" for choice in choices), _words(lang)["predict"].format(url=url)]

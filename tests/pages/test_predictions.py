@@ -8,6 +8,7 @@ span (`` `4` ``, `` `(3, 2)` ``) must show its value exactly, so the table and t
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -556,6 +557,7 @@ def _text(lang: str, page: str) -> str:
     return (ROOT / "docs" / lang / f"{page}.md").read_text(encoding="utf-8")
 
 
+@functools.cache  # parsed once per language, not once per question
 def _all(lang: str) -> dict[str, tuple[str, object]]:
     """Every question of a language's chapters: id -> (page, Prediction)."""
     found = {}

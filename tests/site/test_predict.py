@@ -77,6 +77,10 @@ def test_the_questions_weigh_little(site: Path) -> None:
             assert added <= BUDGET_KB * 1024, f"{prefix}{page}: the questions add {added / 1024:.1f} KB"
 
 
+#: A form as a reader finds it before answering, or after "Forget my answer" (``_state``).
+UNANSWERED = {"state": "open", "chosen": None, "verdict": "", "shown": [], "checked": None, "forget": False}
+
+
 def _form(tab, id: str):
     return tab.locator(f'form[data-predict="{id}"]')
 
@@ -108,14 +112,7 @@ def test_a_reader_picks_checks_reads_why_and_the_chapter_counts_first_tries(page
     right, wrong = str(question.answer + 1), "1" if question.answer else "2"
     load(page, f"{base_url}{LANGUAGES[lang]}{chapter}/")
     form = _form(page, question.id)
-    assert _state(form) == {
-        "state": "open",
-        "chosen": None,
-        "verdict": "",
-        "shown": [],
-        "checked": None,
-        "forget": False,
-    }
+    assert _state(form) == UNANSWERED
     assert form.locator(".pr-check").text_content() == words["check"]
     assert _summary(page)["hidden"]
     # Check without a choice: asked to pick one.
@@ -152,14 +149,7 @@ def test_a_reader_picks_checks_reads_why_and_the_chapter_counts_first_tries(page
     assert _summary(page)["answered"] == "1"
     # Forgotten, then answered right at the first try.
     form.locator(".pr-forget").click()
-    assert _state(form) == {
-        "state": "open",
-        "chosen": None,
-        "verdict": "",
-        "shown": [],
-        "checked": None,
-        "forget": False,
-    }
+    assert _state(form) == UNANSWERED
     assert _summary(page)["hidden"]
     form.locator(f'input[value="{right}"]').check()
     form.locator(".pr-check").click()
